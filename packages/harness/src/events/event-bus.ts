@@ -1,0 +1,90 @@
+/**
+ * Delivers events to listeners one at a time, in emission order, each listener
+ * awaited before the next (spec: "Listeners are awaited in order").
+ *
+ * Invariant: deliveries never interleave. Every `emit` joins one FIFO chain, so an
+ * event emitted from inside a listener (a reentrant `steer()` emitting
+ * `queue_update`) is delivered after the current event, never inside it; and a
+ * public API that emits never awaits delivery, so a listener calling it cannot
+ * deadlock. A listener that throws is reported as `plugin_error` and delivery goes on.
+ */
+import { describeError } from "../errors.js";
+import type { PluginCallSite } from "../hooks/plugin-driver.js";
+import type { EventListener, EventType, HarnessEvent, ListenerOptions } from "./event-types.js";
+
+interface Registration {
+  listener: EventListener;
+  type: EventType | undefined;
+  owner: string;
+}
+
+export interface EventBusDriver {
+  /** Runs listener code through the harness's single plugin choke point. */
+  run<T>(site: PluginCallSite, fn: () => T | Promise<T>): Promise<T>;
+}
+
+export class EventBus {
+  private registrations: Registration[] = [];
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly driver: EventBusDriver) {}
+
+  subscribe(listener: EventListener, options: ListenerOptions = {}): () => void {
+    return this.add({ listener, type: undefined, owner: options.owner ?? "subscriber" });
+  }
+
+  on<K extends EventType>(
+    type: K,
+    listener: EventListener<Extract<HarnessEvent, { type: K }>>,
+    options: ListenerOptions = {},
+  ): () => void {
+    return this.add({ listener: listener as EventListener, type, owner: options.owner ?? "subscriber" });
+  }
+
+  /** Queues delivery; the promise resolves once every listener has seen the event. */
+  emit(event: HarnessEvent): Promise<void> {
+    const delivery = this.tail.then(() => this.deliver(event));
+    this.tail = delivery;
+    return delivery;
+  }
+
+  /** Resolves when everything emitted so far has been delivered. */
+  drain(): Promise<void> {
+    return this.tail;
+  }
+
+  get listenerCount(): number {
+    return this.registrations.length;
+  }
+
+  private add(registration: Registration): () => void {
+    // Copy-on-write: a delivery in progress keeps iterating the array it started with.
+    this.registrations = [...this.registrations, registration];
+    return () => {
+      this.registrations = this.registrations.filter((r) => r !== registration);
+    };
+  }
+
+  private async deliver(event: HarnessEvent): Promise<void> {
+    const registrations = this.registrations;
+    for (const registration of registrations) {
+      if (registration.type !== undefined && registration.type !== event.type) continue;
+      try {
+        await this.driver.run({ plugin: registration.owner, hook: `event:${event.type}` }, () =>
+          registration.listener(event),
+        );
+      } catch (error) {
+        if (event.type === "plugin_error") continue; // never report a failing error reporter in a loop
+        const failure = error as { plugin?: string; code?: string; toolCallId?: string };
+        // Reported inline (not re-queued) so the report comes right after the failing delivery.
+        await this.deliver({
+          type: "plugin_error",
+          plugin: failure.plugin ?? registration.owner,
+          hook: `event:${event.type}`,
+          message: describeError(error),
+          code: failure.code ?? "hook",
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,750 @@
+/**
+ * AgentHarness: one session's runs (spec ../../../../../shared/spec/harness.md).
+ *
+ * Invariants:
+ * - Structural operations (`prompt`, `navigateTree`) take the phase synchronously
+ *   before their first await and otherwise reject with code `busy`.
+ * - Every turn runs from a snapshot built from the session plus the live config at
+ *   turn start; setters never alter a turn already running.
+ * - A message is persisted before any listener sees its `message_end`.
+ * - Writes made while busy are pending and flush in FIFO order at the next save
+ *   point (after the turn's messages and its `turn_end` listeners), at settle, and
+ *   in failure cleanup; they are never dropped.
+ * - `settled` is emitted last; `waitForIdle()` resolves only after it.
+ */
+import type { Model } from "@mariozechner/pi-ai";
+import { busyError, HarnessError, invalidArgument } from "../errors.js";
+import { EventBus } from "../events/event-bus.js";
+import type {
+  ConfigKey,
+  EventListener,
+  EventType,
+  HarnessEvent,
+  ListenerOptions,
+  QueueName,
+  RunOutcome,
+} from "../events/event-types.js";
+import {
+  createHooks,
+  DEFAULT_FAILURE_POLICY,
+  type FailurePolicy,
+  runBail,
+  runWaterfall,
+} from "../hooks/create-hooks.js";
+import type { HarnessHooks } from "../hooks/hook-table.js";
+import type {
+  ConfigView,
+  HookContext,
+  RequestOptions,
+  SessionFacade,
+  ToolCallInfo,
+  ToolHookContext,
+} from "../hooks/hook-types.js";
+import { type InFlightCall, PluginDriver } from "../hooks/plugin-driver.js";
+import { shortId } from "../ids.js";
+import { runAgentLoop } from "../loop/agent-loop.js";
+import type { AgentLoopConfig, StreamFunction } from "../loop/loop-types.js";
+import type { AgentMessage, EntryInput, ThinkingLevel } from "../session/entries.js";
+import type { Session } from "../session/session.js";
+import type { AnyAgentTool, ToolExecutionContext } from "../tools.js";
+import {
+  activeTools,
+  type DefaultToolVerdict,
+  type LiveConfig,
+  type SystemPromptSource,
+  validateActiveTools,
+  validateThinkingLevel,
+  validateTools,
+} from "./live-config.js";
+import { MessageQueues, type QueueModes, toUserMessage } from "./message-queues.js";
+import { PendingWrites } from "./pending-writes.js";
+import { type PromptInput, promptMessage } from "./prompt-input.js";
+import { decideToolCall } from "./tool-decisions.js";
+import type { TurnSnapshot } from "./turn-snapshot.js";
+
+export type Phase = "idle" | "turn" | "compaction" | "branch";
+
+export interface AgentHarnessOptions {
+  session: Session;
+  // biome-ignore lint/suspicious/noExplicitAny: any provider API.
+  model: Model<any>;
+  thinkingLevel?: ThinkingLevel;
+  tools?: readonly AnyAgentTool[];
+  /** Names of the active tools; default all registered tools. */
+  activeTools?: readonly string[];
+  systemPrompt?: SystemPromptSource;
+  resources?: Record<string, unknown>;
+  requestOptions?: RequestOptions;
+  queueModes?: Partial<QueueModes>;
+  /** Working directory handed to tools. Default `process.cwd()`. */
+  cwd?: string;
+  /** Verdict when no gate has an opinion. Default `allow`. */
+  defaultToolVerdict?: DefaultToolVerdict;
+  failurePolicy?: Partial<FailurePolicy>;
+  /** Bound on how many extra turns `beforeStop` may ask for in one run. Default 8. */
+  maxStopContinuations?: number;
+  /** `save-point` (default): fsync the session at every save point and at settle. `none`: leave it to the OS. */
+  durability?: "save-point" | "none";
+  /** Replaces pi-ai's `streamSimple` (tests, proxies). */
+  streamFn?: StreamFunction;
+}
+
+/** Entry types a caller or plugin may write through the harness (the rest are the harness's own). */
+export type WritableEntry = Extract<
+  EntryInput,
+  { type: "custom" | "custom_message" | "label" | "session_info" }
+>;
+const WRITABLE_TYPES = new Set(["custom", "custom_message", "label", "session_info"]);
+
+interface ActiveRun {
+  runId: string;
+  controller: AbortController;
+  turnId: string | undefined;
+  snapshot: TurnSnapshot | undefined;
+  /** Set when `beforeRun` rewrote the system prompt: it holds for the whole run. */
+  systemPromptOverride: string | undefined;
+}
+
+export class AgentHarness {
+  readonly hooks: HarnessHooks;
+  readonly session: Session;
+  private readonly driver = new PluginDriver();
+  private readonly events: EventBus;
+  private readonly config: LiveConfig;
+  private readonly queues: MessageQueues;
+  private readonly pending = new PendingWrites();
+  private readonly failurePolicy: FailurePolicy;
+  private readonly maxStopContinuations: number;
+  private readonly durability: "save-point" | "none";
+  private readonly streamFn: StreamFunction | undefined;
+  private phaseValue: Phase = "idle";
+  private active: ActiveRun | undefined;
+  private idle: Promise<void> = Promise.resolve();
+  private readonly configView: ConfigView;
+  private readonly sessionFacade: SessionFacade;
+
+  constructor(options: AgentHarnessOptions) {
+    if (!options?.session) throw invalidArgument("AgentHarness needs a session");
+    if (!options.model) throw invalidArgument("AgentHarness needs a model");
+    const tools = options.tools ?? [];
+    validateTools(tools);
+    if (options.activeTools) validateActiveTools(options.activeTools, tools);
+    const thinkingLevel = options.thinkingLevel ?? "off";
+    validateThinkingLevel(thinkingLevel);
+    this.session = options.session;
+    this.config = {
+      model: options.model,
+      thinkingLevel,
+      tools: [...tools],
+      activeToolNames: options.activeTools ? [...options.activeTools] : undefined,
+      systemPrompt: options.systemPrompt ?? "",
+      resources: { ...options.resources },
+      requestOptions: { ...options.requestOptions },
+      queueModes: { steer: "one-at-a-time", followUp: "one-at-a-time", ...options.queueModes },
+      defaultToolVerdict: options.defaultToolVerdict ?? "allow",
+      cwd: options.cwd ?? process.cwd(),
+    };
+    this.failurePolicy = { ...DEFAULT_FAILURE_POLICY, ...options.failurePolicy };
+    if ((this.failurePolicy.gate as string) === "allow")
+      throw invalidArgument("failurePolicy.gate cannot be allow: gates fail closed");
+    this.maxStopContinuations = options.maxStopContinuations ?? 8;
+    this.durability = options.durability ?? "save-point";
+    this.streamFn = options.streamFn;
+    this.events = new EventBus(this.driver);
+    this.queues = new MessageQueues(this.config.queueModes, (queue) => this.queueChanged(queue));
+    this.hooks = createHooks({
+      driver: this.driver,
+      policy: () => this.failurePolicy,
+      report: (failure) => this.reportPluginError(failure),
+    });
+    this.configView = this.createConfigView();
+    this.sessionFacade = this.createSessionFacade();
+  }
+
+  // ---- observation ----
+
+  /** Every event, in order. Returns the unsubscribe function. */
+  subscribe(listener: EventListener, options?: ListenerOptions): () => void {
+    return this.events.subscribe(listener, options);
+  }
+
+  /** One event type, in order. Returns the unsubscribe function. */
+  on<K extends EventType>(
+    type: K,
+    listener: EventListener<Extract<HarnessEvent, { type: K }>>,
+    options?: ListenerOptions,
+  ): () => void {
+    return this.events.on(type, listener, options);
+  }
+
+  get phase(): Phase {
+    return this.phaseValue;
+  }
+
+  /** The running turn's snapshot; `undefined` between turns and when idle. */
+  get snapshot(): TurnSnapshot | undefined {
+    return this.active?.snapshot;
+  }
+
+  get sessionId(): string {
+    return this.session.id;
+  }
+
+  // ---- live config ----
+
+  // biome-ignore lint/suspicious/noExplicitAny: any provider API.
+  get model(): Model<any> {
+    return this.config.model;
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: any provider API.
+  setModel(model: Model<any>): void {
+    if (!model || typeof model.id !== "string" || typeof model.provider !== "string") {
+      throw invalidArgument("setModel expects a pi-ai Model with provider and id");
+    }
+    this.config.model = model;
+    this.record({ type: "model_change", provider: model.provider, modelId: model.id });
+    this.configChanged("model");
+  }
+
+  get thinkingLevel(): ThinkingLevel {
+    return this.config.thinkingLevel;
+  }
+  setThinkingLevel(level: ThinkingLevel): void {
+    validateThinkingLevel(level);
+    this.config.thinkingLevel = level;
+    this.record({ type: "thinking_level_change", thinkingLevel: level });
+    this.configChanged("thinkingLevel");
+  }
+
+  get tools(): readonly AnyAgentTool[] {
+    return this.config.tools;
+  }
+  /** Replaces the tool registry. Active tool names that no longer exist are an error. */
+  setTools(tools: readonly AnyAgentTool[]): void {
+    validateTools(tools);
+    if (this.config.activeToolNames) validateActiveTools(this.config.activeToolNames, tools);
+    this.config.tools = [...tools];
+    this.configChanged("tools");
+  }
+
+  get activeToolNames(): readonly string[] {
+    return this.config.activeToolNames ?? this.config.tools.map((tool) => tool.name);
+  }
+  /** `undefined` makes every registered tool active. */
+  setActiveTools(names: readonly string[] | undefined): void {
+    if (names) validateActiveTools(names, this.config.tools);
+    this.config.activeToolNames = names ? [...names] : undefined;
+    this.record({ type: "active_tools_change", activeTools: [...this.activeToolNames] });
+    this.configChanged("activeTools");
+  }
+
+  get systemPrompt(): SystemPromptSource {
+    return this.config.systemPrompt;
+  }
+  setSystemPrompt(source: SystemPromptSource): void {
+    if (typeof source !== "string" && typeof source !== "function") {
+      throw invalidArgument("setSystemPrompt expects a string or a function");
+    }
+    this.config.systemPrompt = source;
+    this.configChanged("systemPrompt");
+  }
+
+  get resources(): Readonly<Record<string, unknown>> {
+    return this.config.resources;
+  }
+  setResources(resources: Record<string, unknown>): void {
+    this.config.resources = { ...resources };
+    this.configChanged("resources");
+  }
+
+  get requestOptions(): Readonly<RequestOptions> {
+    return this.config.requestOptions;
+  }
+  setRequestOptions(options: RequestOptions): void {
+    this.config.requestOptions = { ...options };
+    this.configChanged("requestOptions");
+  }
+
+  get queueModes(): Readonly<QueueModes> {
+    return { ...this.config.queueModes };
+  }
+  setQueueModes(modes: Partial<QueueModes>): void {
+    for (const [queue, mode] of Object.entries(modes)) {
+      if (mode !== "one-at-a-time" && mode !== "all") {
+        throw invalidArgument(
+          `queue mode for ${queue} must be "one-at-a-time" or "all", not ${JSON.stringify(mode)}`,
+        );
+      }
+    }
+    Object.assign(this.config.queueModes, modes);
+    this.configChanged("queueModes");
+  }
+
+  get defaultToolVerdict(): DefaultToolVerdict {
+    return this.config.defaultToolVerdict;
+  }
+  setDefaultToolVerdict(verdict: DefaultToolVerdict): void {
+    if (typeof verdict !== "function" && verdict !== "allow" && verdict !== "ask" && verdict !== "deny") {
+      throw invalidArgument('default tool verdict must be "allow", "ask", "deny" or a function');
+    }
+    this.config.defaultToolVerdict = verdict;
+    this.configChanged("defaultToolVerdict");
+  }
+
+  get cwd(): string {
+    return this.config.cwd;
+  }
+
+  // ---- queues ----
+
+  /** Changes direction: injected after the current turn fully ends. */
+  steer(message: string | AgentMessage): void {
+    this.queues.push("steer", toUserMessage(message));
+  }
+  /** One more thing after this task: injected when the agent would otherwise stop. */
+  followUp(message: string | AgentMessage): void {
+    this.queues.push("followUp", toUserMessage(message));
+  }
+  /** Context for the next explicit prompt, injected before its user message. */
+  nextTurn(message: string | AgentMessage): void {
+    this.queues.push("nextTurn", toUserMessage(message));
+  }
+  queued(queue: QueueName): number {
+    return this.queues.size(queue);
+  }
+
+  // ---- session writes ----
+
+  /** Writes at once when idle; when busy, queues a pending write committed at the next save point. */
+  appendEntry(input: WritableEntry): void {
+    if (!input || !WRITABLE_TYPES.has(input.type)) {
+      throw invalidArgument(
+        `appendEntry accepts ${[...WRITABLE_TYPES].join(", ")} entries, not ${JSON.stringify(input?.type)}`,
+      );
+    }
+    this.record(input);
+  }
+
+  /** Writes that wait for the next save point. */
+  get pendingWrites(): readonly EntryInput[] {
+    return this.pending.list().map((write) => write.input);
+  }
+
+  // ---- runs ----
+
+  /**
+   * Runs the agent on a prompt until it stops. Resolves with the run's outcome
+   * after `settled`; rejects with `busy` when not idle, and with code `hook` when
+   * a transform hook failed (the session then ends in a closed error message).
+   */
+  async prompt(input: PromptInput): Promise<RunOutcome> {
+    const run = this.beginRun();
+    let outcome: RunOutcome | undefined;
+    let failure: unknown;
+    try {
+      outcome = await this.executeRun(run, promptMessage(input));
+    } catch (error) {
+      failure = error;
+    }
+    const settleFailure = await this.settle(run.runId);
+    if (failure !== undefined) throw failure;
+    if (settleFailure !== undefined) throw settleFailure;
+    return outcome as RunOutcome;
+  }
+
+  /** Asks the provider and running tools to stop; clears steer and follow-up, keeps next-turn. */
+  abort(reason?: string): void {
+    this.queues.clear("steer");
+    this.queues.clear("followUp");
+    const run = this.active;
+    if (!run || run.controller.signal.aborted) return;
+    run.controller.abort(reason === undefined ? undefined : new HarnessError("aborted", reason));
+    void this.events.emit({ type: "abort", runId: run.runId, ...(reason === undefined ? {} : { reason }) });
+  }
+
+  /** Resolves once the harness is idle and `settled` has been emitted. */
+  waitForIdle(): Promise<void> {
+    return this.idle;
+  }
+
+  /**
+   * Moves the active leaf to `targetId` (idle only). `beforeBranch` may cancel
+   * or supply a summary of the abandoned branch, recorded as `branch_summary`.
+   */
+  async navigateTree(
+    targetId: string | null,
+    options: { summary?: string } = {},
+  ): Promise<{ status: "done" | "cancelled"; reason?: string }> {
+    this.takePhase("branch", "navigateTree");
+    const fromId = this.session.leafId;
+    let result: { status: "done" | "cancelled"; reason?: string } = { status: "done" };
+    try {
+      if (targetId !== null && !this.session.getEntry(targetId)) {
+        throw invalidArgument(`navigateTree: no entry "${targetId}" in session ${this.session.id}`);
+      }
+      await this.events.emit({ type: "branch_start", targetId });
+      const decision = await runBail(
+        this.hooks,
+        "beforeBranch",
+        { fromId, targetId, summarize: options.summary !== undefined },
+        this.hookContext(new AbortController().signal),
+      );
+      if (decision && "cancel" in decision) {
+        result = { status: "cancelled", reason: `${decision.cancel.reason} (by ${decision.by})` };
+      } else {
+        this.session.moveLeaf(targetId);
+        const summary = decision && "summary" in decision ? decision.summary : options.summary;
+        if (summary !== undefined && fromId !== null && fromId !== targetId) {
+          this.session.append({ type: "branch_summary", fromId, summary });
+        }
+      }
+      await this.events.emit({
+        type: "branch_end",
+        targetId,
+        status: result.status,
+        ...(result.reason ? { detail: result.reason } : {}),
+      });
+    } catch (error) {
+      await this.events.emit({ type: "branch_end", targetId, status: "failed", detail: String(error) });
+      await this.finishPhase();
+      throw error;
+    }
+    await this.finishPhase();
+    return result;
+  }
+
+  /**
+   * Waits for idle and for plugin calls still in flight (at most `timeoutMs`);
+   * returns the calls that never finished, naming their plugin and hook.
+   */
+  async close(timeoutMs = 5_000): Promise<readonly InFlightCall[]> {
+    await this.idle;
+    return this.driver.drain(timeoutMs);
+  }
+
+  // ---- internals: phases ----
+
+  private resolveIdle: (() => void) | undefined;
+
+  private takePhase(phase: Exclude<Phase, "idle">, operation: string): void {
+    if (this.phaseValue !== "idle") throw busyError(operation, this.phaseValue);
+    this.phaseValue = phase;
+    this.idle = new Promise((resolve) => {
+      this.resolveIdle = resolve;
+    });
+  }
+
+  /** Back to idle, then `settled`, then the idle waiters (a `settled` listener may already start a new run). */
+  private async finishPhase(runId?: string): Promise<void> {
+    const resolve = this.resolveIdle;
+    this.resolveIdle = undefined;
+    this.active = undefined;
+    this.phaseValue = "idle";
+    await this.events.emit(runId === undefined ? { type: "settled" } : { type: "settled", runId });
+    resolve?.();
+  }
+
+  private beginRun(): ActiveRun {
+    this.takePhase("turn", "prompt");
+    const run: ActiveRun = {
+      runId: shortId(),
+      controller: new AbortController(),
+      turnId: undefined,
+      snapshot: undefined,
+      systemPromptOverride: undefined,
+    };
+    this.active = run;
+    return run;
+  }
+
+  /** Flushes leftover writes, returns to idle, emits `settled`. Returns a persistence failure, if any. */
+  private async settle(runId: string): Promise<unknown> {
+    let failure: unknown;
+    try {
+      this.pending.flush(this.session);
+      if (this.durability === "save-point") this.session.sync();
+    } catch (error) {
+      failure = error;
+    }
+    await this.finishPhase(runId);
+    return failure;
+  }
+
+  // ---- internals: one run ----
+
+  private async executeRun(run: ActiveRun, prompt: AgentMessage): Promise<RunOutcome> {
+    this.recordConfigDrift();
+    const signal = run.controller.signal;
+    const nextTurn = this.queues.drain("nextTurn");
+    const systemPrompt = await this.resolveSystemPrompt();
+    let start: { systemPrompt: string; messages: AgentMessage[]; block?: { reason: string } };
+    try {
+      start = await runWaterfall(
+        this.hooks,
+        "beforeRun",
+        { systemPrompt, messages: [...nextTurn, prompt] },
+        this.hookContext(signal),
+      );
+    } catch (error) {
+      this.queues.restore("nextTurn", nextTurn);
+      throw error;
+    }
+    if (start.block) {
+      this.queues.restore("nextTurn", nextTurn);
+      return { runId: run.runId, status: "blocked", reason: start.block.reason, messages: [] };
+    }
+    if (start.systemPrompt !== systemPrompt) run.systemPromptOverride = start.systemPrompt;
+
+    const result = await runAgentLoop(start.messages, this.loopConfig(run));
+    if (result.status === "error" && result.error instanceof HarnessError) throw result.error;
+    const outcome: RunOutcome = { runId: run.runId, status: result.status, messages: result.messages };
+    if (result.error !== undefined)
+      outcome.reason = result.error instanceof Error ? result.error.message : String(result.error);
+    return outcome;
+  }
+
+  private loopConfig(run: ActiveRun): AgentLoopConfig {
+    const signal = run.controller.signal;
+    const config: AgentLoopConfig = {
+      runId: run.runId,
+      signal,
+      emit: (event) => this.dispatch(event),
+      prepareTurn: () => this.takeSnapshot(run),
+      takeSteering: () => this.queues.drain("steer"),
+      takeFollowUp: () => this.queues.drain("followUp"),
+      planToolCall: (call, tool, args) =>
+        decideToolCall(
+          {
+            hooks: this.hooks,
+            defaultVerdict: () => this.config.defaultToolVerdict,
+            contextFor: (info) => this.toolHookContext(signal, info),
+            emit: (event) => this.dispatch(event),
+          },
+          call,
+          tool,
+          args,
+        ),
+      executeTool: (tool, args, context) => this.executeTool(tool, args, context),
+      beforeStop: async (last, continuations) => {
+        if (continuations >= this.maxStopContinuations) return undefined;
+        const answer = await runBail(
+          this.hooks,
+          "beforeStop",
+          { lastMessage: last, continuations },
+          this.hookContext(signal),
+        );
+        if (answer?.decision !== "continue") return undefined;
+        return [toUserMessage(answer.message)];
+      },
+    };
+    if (this.streamFn) config.streamFn = this.streamFn;
+    if (this.hooks.beforeRequest.taps.length > 0) {
+      config.beforeRequest = (_turn, request) =>
+        runWaterfall(this.hooks, "beforeRequest", request, this.hookContext(signal));
+    }
+    if (this.hooks.providerPayload.taps.length > 0) {
+      config.onPayload = (payload) =>
+        runWaterfall(this.hooks, "providerPayload", payload, this.hookContext(signal));
+    }
+    if (this.hooks.toolResult.taps.length > 0) {
+      config.finalizeToolResult = (call, tool, result) =>
+        runWaterfall(
+          this.hooks,
+          "toolResult",
+          result,
+          this.toolHookContext(signal, {
+            id: call.id,
+            name: call.name,
+            args: call.arguments,
+            risk: tool?.risk,
+            tool: tool as AnyAgentTool,
+          }),
+        );
+    }
+    return config;
+  }
+
+  /** Persist before broadcast; flush pending writes at the save point after `turn_end` listeners. */
+  private async dispatch(event: HarnessEvent): Promise<void> {
+    if (event.type === "message_end") this.session.appendMessage(event.message);
+    else if (event.type === "turn_start" && this.active) this.active.turnId = event.turnId;
+    await this.events.emit(event);
+    if (event.type === "turn_end") await this.savePoint();
+  }
+
+  private async savePoint(): Promise<void> {
+    const hadPendingWrites = this.pending.size > 0;
+    const flushed = this.pending.flush(this.session);
+    if (this.durability === "save-point") this.session.sync();
+    if (this.active) this.active.snapshot = undefined;
+    await this.events.emit({ type: "save_point", hadPendingWrites, flushed });
+  }
+
+  private async takeSnapshot(run: ActiveRun): Promise<TurnSnapshot> {
+    const config = this.config;
+    const context = this.session.buildContext();
+    const tools = activeTools(config);
+    const snapshot: TurnSnapshot = {
+      runId: run.runId,
+      turnId: run.turnId ?? "",
+      model: config.model,
+      systemPrompt: run.systemPromptOverride ?? (await this.resolveSystemPrompt()),
+      messages: context.messages,
+      tools,
+      allTools: config.tools,
+      activeToolNames: tools.map((tool) => tool.name),
+      thinkingLevel: config.thinkingLevel,
+      requestOptions: { ...config.requestOptions },
+      resources: config.resources,
+      sessionId: this.session.id,
+      cwd: config.cwd,
+    };
+    run.snapshot = snapshot;
+    return snapshot;
+  }
+
+  private async resolveSystemPrompt(): Promise<string> {
+    const source = this.config.systemPrompt;
+    if (typeof source === "string") return source;
+    return source({
+      model: this.config.model,
+      tools: activeTools(this.config),
+      resources: this.config.resources,
+    });
+  }
+
+  private async executeTool(
+    tool: AnyAgentTool,
+    args: Record<string, unknown>,
+    context: ToolExecutionContext,
+  ) {
+    try {
+      return await this.driver.run(
+        { plugin: tool.owner ?? `tool:${tool.name}`, hook: "execute", toolCallId: context.toolCallId },
+        () => tool.execute(args, context),
+      );
+    } catch (error) {
+      // A tool failure is a result the model can read, in the tool's own words.
+      const cause = error instanceof HarnessError && error.cause !== undefined ? error.cause : error;
+      return {
+        content: [{ type: "text" as const, text: cause instanceof Error ? cause.message : String(cause) }],
+        isError: true,
+      };
+    }
+  }
+
+  // ---- internals: writes and config ----
+
+  private record(input: EntryInput): void {
+    if (this.phaseValue === "idle") this.session.append(input);
+    else this.pending.add(input);
+  }
+
+  /** At run start, commit live config the branch does not reflect yet (e.g. a model chosen at construction). */
+  private recordConfigDrift(): void {
+    const branch = this.session.buildContext();
+    const { model, thinkingLevel } = this.config;
+    if (branch.model?.provider !== model.provider || branch.model?.modelId !== model.id) {
+      this.session.append({ type: "model_change", provider: model.provider, modelId: model.id });
+    }
+    if ((branch.thinkingLevel ?? "off") !== thinkingLevel) {
+      this.session.append({ type: "thinking_level_change", thinkingLevel });
+    }
+    const active = this.activeToolNames;
+    const recorded = branch.activeTools;
+    if (!recorded || recorded.length !== active.length || recorded.some((name, i) => name !== active[i])) {
+      this.session.append({ type: "active_tools_change", activeTools: [...active] });
+    }
+  }
+
+  private configChanged(key: ConfigKey): void {
+    void this.events.emit({ type: "config_change", key, pending: this.phaseValue !== "idle" });
+  }
+
+  private queueChanged(queue: QueueName): void {
+    void this.events.emit({ type: "queue_update", queue, ...this.queues.snapshot() });
+  }
+
+  private reportPluginError(failure: HarnessError): void {
+    void this.events.emit({
+      type: "plugin_error",
+      plugin: failure.plugin ?? "unknown",
+      hook: failure.hook ?? "unknown",
+      message: failure.message,
+      code: failure.pluginCode ?? failure.code,
+      ...(failure.toolCallId ? { toolCallId: failure.toolCallId } : {}),
+    });
+  }
+
+  // ---- internals: what hooks see ----
+
+  private hookContext(signal: AbortSignal): HookContext {
+    const harness = this;
+    return {
+      config: this.configView,
+      signal,
+      get runId() {
+        return harness.active?.runId;
+      },
+      get turnId() {
+        return harness.active?.turnId;
+      },
+      queues: {
+        steer: (message) => harness.steer(message),
+        followUp: (message) => harness.followUp(message),
+        nextTurn: (message) => harness.nextTurn(message),
+      },
+      session: this.sessionFacade,
+    };
+  }
+
+  private toolHookContext(signal: AbortSignal, call: ToolCallInfo): ToolHookContext {
+    return Object.assign(this.hookContext(signal), { call });
+  }
+
+  private createConfigView(): ConfigView {
+    const harness = this;
+    return {
+      get model() {
+        return harness.config.model;
+      },
+      get thinkingLevel() {
+        return harness.config.thinkingLevel;
+      },
+      get tools() {
+        return harness.config.tools;
+      },
+      get activeToolNames() {
+        return harness.activeToolNames;
+      },
+      get resources() {
+        return harness.config.resources;
+      },
+      get requestOptions() {
+        return harness.config.requestOptions;
+      },
+      get cwd() {
+        return harness.config.cwd;
+      },
+      get sessionId() {
+        return harness.session.id;
+      },
+    };
+  }
+
+  private createSessionFacade(): SessionFacade {
+    const session = this.session;
+    return {
+      get id() {
+        return session.id;
+      },
+      get leafId() {
+        return session.leafId;
+      },
+      entries: () => session.entries(),
+      getEntry: (id) => session.getEntry(id),
+      buildContext: () => session.buildContext(),
+      append: (input) => this.appendEntry(input),
+    };
+  }
+}

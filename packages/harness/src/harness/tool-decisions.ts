@@ -1,0 +1,110 @@
+/**
+ * How the harness decides one validated tool call (spec "One run", step 4):
+ * `toolCall` may rewrite the arguments (validated again against the snapshot's
+ * schema), `toolGate` reduces to the strictest verdict, an `ask` goes to
+ * `permissionAsk` (no answer = deny), and the outcome is recorded with who
+ * decided and why. Invariant: nothing here can turn a deny into an allow.
+ */
+import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
+import { describeError } from "../errors.js";
+import type { HarnessEvent } from "../events/event-types.js";
+import { runBail, runToolGate, runWaterfall } from "../hooks/create-hooks.js";
+import type { HarnessHooks } from "../hooks/hook-table.js";
+import type { AttributedVerdict, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
+import type { ToolCallPlan } from "../loop/loop-types.js";
+import type { DecisionRecord } from "../session/entries.js";
+import type { AnyAgentTool } from "../tools.js";
+import type { DefaultToolVerdict } from "./live-config.js";
+
+export interface DecisionEnvironment {
+  hooks: HarnessHooks;
+  defaultVerdict(): DefaultToolVerdict;
+  contextFor(call: ToolGateCall & { tool: AnyAgentTool }): ToolHookContext;
+  emit(event: HarnessEvent): Promise<void>;
+}
+
+export const HARNESS_DECIDER = "harness";
+
+export function resolveDefaultVerdict(source: DefaultToolVerdict, call: ToolGateCall): AttributedVerdict {
+  if (typeof source === "function") return { ...source(call), by: `${HARNESS_DECIDER}:default` };
+  return {
+    decision: source,
+    reason: `no gate had an opinion; default is ${source}`,
+    by: `${HARNESS_DECIDER}:default`,
+  };
+}
+
+export async function decideToolCall(
+  env: DecisionEnvironment,
+  call: ToolCall,
+  tool: AnyAgentTool,
+  validatedArgs: Record<string, unknown>,
+): Promise<ToolCallPlan> {
+  let args = validatedArgs;
+  const base = { id: call.id, name: call.name, risk: tool.risk, tool };
+  if (env.hooks.toolCall.taps.length > 0) {
+    const rewritten = await runWaterfall(
+      env.hooks,
+      "toolCall",
+      { id: call.id, name: call.name, args },
+      env.contextFor({ ...base, args }),
+    );
+    if (rewritten.args !== args) {
+      try {
+        args = validateToolArguments(tool, { ...call, arguments: rewritten.args });
+      } catch (error) {
+        return refuseWith(env, call, rewritten.args, {
+          decision: "deny",
+          by: HARNESS_DECIDER,
+          reason: `arguments rewritten by a toolCall tap are invalid: ${describeError(error)}`,
+        });
+      }
+    }
+  }
+
+  const gateCall: ToolGateCall = { id: call.id, name: call.name, args, risk: tool.risk };
+  const context = env.contextFor({ ...base, args });
+  const verdict =
+    (await runToolGate(env.hooks, gateCall, context)) ??
+    resolveDefaultVerdict(env.defaultVerdict(), gateCall);
+
+  let record: DecisionRecord;
+  if (verdict.decision === "ask") {
+    const answer = await runBail(env.hooks, "permissionAsk", { call: gateCall, verdict }, context);
+    record = answer
+      ? {
+          decision: answer.decision,
+          by: answer.by,
+          reason: answer.reason ?? verdict.reason,
+          askedBy: verdict.by,
+        }
+      : {
+          decision: "deny",
+          by: verdict.by,
+          reason: `${verdict.reason} (asked, but no permission handler answered: denied)`,
+        };
+  } else {
+    record = { decision: verdict.decision, by: verdict.by, reason: verdict.reason };
+  }
+
+  if (record.decision === "deny") return refuseWith(env, call, args, record);
+  await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
+  return { action: "execute", args, decision: record };
+}
+
+async function refuseWith(
+  env: DecisionEnvironment,
+  call: ToolCall,
+  args: unknown,
+  record: DecisionRecord,
+): Promise<ToolCallPlan> {
+  await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
+  return {
+    action: "refuse",
+    result: {
+      content: [{ type: "text", text: `Tool call denied by ${record.by}: ${record.reason}` }],
+      isError: true,
+    },
+    decision: record,
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * Payloads, contexts and results of every decision hook. The hook table
+ * (hook-table.ts) pairs each hook with these shapes; SDK types derive from there.
+ */
+import type { Model, UserMessage } from "@mariozechner/pi-ai";
+import type {
+  AgentMessage,
+  AssistantMessage,
+  EntryInput,
+  SessionContext,
+  SessionEntry,
+  ThinkingLevel,
+} from "../session/entries.js";
+import type { AnyAgentTool, ToolResult, ToolRisk } from "../tools.js";
+
+/** Provider request options a `beforeRequest` tap may change. Never the model or tools. */
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  metadata?: Record<string, unknown>;
+  maxTokens?: number;
+  temperature?: number;
+  [option: string]: unknown;
+}
+
+/** Read-only view of the live config, as hooks and plugins see it. */
+export interface ConfigView {
+  // biome-ignore lint/suspicious/noExplicitAny: any provider API.
+  readonly model: Model<any>;
+  readonly thinkingLevel: ThinkingLevel;
+  readonly tools: readonly AnyAgentTool[];
+  readonly activeToolNames: readonly string[];
+  readonly resources: Readonly<Record<string, unknown>>;
+  readonly requestOptions: Readonly<RequestOptions>;
+  readonly cwd: string;
+  readonly sessionId: string;
+}
+
+/** Queue operations, safe to call from taps and listeners. */
+export interface QueueControl {
+  steer(message: string | AgentMessage): void;
+  followUp(message: string | AgentMessage): void;
+  nextTurn(message: string | AgentMessage): void;
+}
+
+/** The session as plugins see it: reads, and writes that obey the pending-write rule. */
+export interface SessionFacade {
+  readonly id: string;
+  readonly leafId: string | null;
+  entries(): readonly SessionEntry[];
+  getEntry(id: string): SessionEntry | undefined;
+  buildContext(): SessionContext;
+  /** Written at once when idle; queued as a pending write until the next save point when busy. */
+  append(input: Extract<EntryInput, { type: "custom" | "custom_message" | "label" | "session_info" }>): void;
+}
+
+export interface HookContext {
+  readonly config: ConfigView;
+  readonly signal: AbortSignal;
+  readonly runId: string | undefined;
+  readonly turnId: string | undefined;
+  readonly queues: QueueControl;
+  readonly session: SessionFacade;
+}
+
+export interface ToolCallInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+  readonly risk: ToolRisk | undefined;
+  readonly tool: AnyAgentTool;
+}
+
+export interface ToolHookContext extends HookContext {
+  readonly call: ToolCallInfo;
+}
+
+// ---- payloads and results, per hook ----
+
+export interface BeforeRunPayload {
+  systemPrompt: string;
+  /** The messages this run starts with: queued next-turn messages, then the prompt. */
+  messages: AgentMessage[];
+  /** Set to stop the run before it starts; later taps are skipped. */
+  block?: { reason: string };
+}
+
+export interface RequestPayload {
+  messages: AgentMessage[];
+  options: RequestOptions;
+}
+
+export interface ToolCallPayload {
+  readonly id: string;
+  readonly name: string;
+  args: Record<string, unknown>;
+}
+
+export interface ToolGateCall {
+  readonly id: string;
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+  readonly risk: ToolRisk | undefined;
+}
+
+export type GateDecision = "allow" | "ask" | "deny";
+
+export interface GateVerdict {
+  decision: GateDecision;
+  reason: string;
+  /** A rule id inside the plugin; recorded as `by: "<plugin>:<rule>"`. */
+  rule?: string;
+}
+
+/** A verdict with its author, as the harness records it. */
+export interface AttributedVerdict extends GateVerdict {
+  by: string;
+}
+
+export interface PermissionRequest {
+  readonly call: ToolGateCall;
+  /** The `ask` verdict that led here. */
+  readonly verdict: AttributedVerdict;
+}
+
+export interface PermissionAnswer {
+  decision: "allow" | "deny";
+  reason?: string;
+}
+
+export interface ToolResultPayload extends ToolResult {
+  isError: boolean;
+}
+
+export interface StopRequest {
+  readonly lastMessage: AssistantMessage;
+  /** How many times `beforeStop` already asked for one more turn in this run. */
+  readonly continuations: number;
+}
+
+export type StopDecision =
+  | { decision: "stop"; reason?: string }
+  | { decision: "continue"; message: string | UserMessage; reason?: string };
+
+export type CompactionTrigger = "manual" | "threshold" | "overflow";
+
+export interface CompactRequest {
+  readonly trigger: CompactionTrigger;
+  readonly tokensBefore: number;
+}
+
+export interface BranchRequest {
+  readonly fromId: string | null;
+  readonly targetId: string | null;
+  readonly summarize: boolean;
+}
+
+/** Cancel the operation, or supply its summary instead of asking the model. */
+export type SummaryDecision = { cancel: { reason: string } } | { summary: string };

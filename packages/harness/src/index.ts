@@ -1,0 +1,46 @@
+/**
+ * @rein/harness public API. See README.md and ../../../shared/spec/harness.md.
+ */
+export * from "./errors.js";
+export { EventBus } from "./events/event-bus.js";
+export * from "./events/event-types.js";
+export {
+  AgentHarness,
+  type AgentHarnessOptions,
+  type Phase,
+  type WritableEntry,
+} from "./harness/agent-harness.js";
+export {
+  type DefaultToolVerdict,
+  type SystemPromptInput,
+  type SystemPromptSource,
+  THINKING_LEVELS,
+} from "./harness/live-config.js";
+export {
+  type QueueContents,
+  type QueueMode,
+  type QueueModes,
+  toUserMessage,
+} from "./harness/message-queues.js";
+export type { PromptInput } from "./harness/prompt-input.js";
+export { HARNESS_DECIDER, resolveDefaultVerdict } from "./harness/tool-decisions.js";
+export type { TurnSnapshot } from "./harness/turn-snapshot.js";
+export {
+  type Attributed,
+  createHooks,
+  DEFAULT_FAILURE_POLICY,
+  type FailurePolicy,
+  type HookEnvironment,
+  removeTaps,
+  runBail,
+  runToolGate,
+  runWaterfall,
+} from "./hooks/create-hooks.js";
+export * from "./hooks/hook-table.js";
+export * from "./hooks/hook-types.js";
+export { type InFlightCall, type PluginCallSite, PluginDriver } from "./hooks/plugin-driver.js";
+export { shortId } from "./ids.js";
+export { runAgentLoop } from "./loop/agent-loop.js";
+export * from "./loop/loop-types.js";
+export * from "./session/index.js";
+export * from "./tools.js";

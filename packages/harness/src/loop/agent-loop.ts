@@ -1,0 +1,159 @@
+/**
+ * `runAgentLoop`: the model-tool loop, usable on its own or driven by AgentHarness.
+ *
+ * Invariants: every turn is closed (`turn_start` ... `turn_end`), every run is
+ * closed (`agent_start` ... `agent_end`), and every failure - provider error,
+ * abort, a hook that throws - ends as a closed assistant message rather than an
+ * exception in the middle of a turn. Steering is polled after each turn,
+ * follow-ups only when the run would stop. Drained queue messages are emitted
+ * (and so persisted by the harness) before anything else can fail or abort.
+ */
+import { describeError } from "../errors.js";
+import type { HarnessEvent } from "../events/event-types.js";
+import { shortId } from "../ids.js";
+import type { AgentMessage, AssistantMessage } from "../session/entries.js";
+import type { AgentLoopConfig, LoopResult, LoopTurn } from "./loop-types.js";
+import { failureMessage, streamAssistant } from "./stream-assistant.js";
+import { runToolCalls } from "./tool-calls.js";
+
+export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopConfig): Promise<LoopResult> {
+  const runId = config.runId ?? shortId();
+  const signal = config.signal ?? new AbortController().signal;
+  const produced: AgentMessage[] = [];
+  const emit = async (event: HarnessEvent) => {
+    if (event.type === "message_end") produced.push(event.message);
+    await config.emit?.(event);
+  };
+  const prepareTurn = config.prepareTurn ?? standaloneTurns(config, produced);
+
+  let status: LoopResult["status"] = "completed";
+  let error: unknown;
+  let turn: LoopTurn | undefined;
+  let turnOpen: { turnId: string; closed: boolean } | undefined;
+  let turnIndex = 0;
+
+  try {
+    await emit({ type: "agent_start", runId });
+    for (const message of prompts) await emitMessage(emit, message);
+
+    let pending: AgentMessage[] = [];
+    let continuations = 0;
+    let last: AssistantMessage | undefined;
+    run: while (true) {
+      let hasToolResults = true;
+      while (hasToolResults || pending.length > 0) {
+        const turnId = shortId();
+        turnOpen = { turnId, closed: false };
+        await emit({ type: "turn_start", runId, turnId, turnIndex: turnIndex++ });
+        for (const message of pending) await emitMessage(emit, message);
+        pending = [];
+
+        turn = await prepareTurn();
+        const streamed = await streamAssistant(turn, config, signal, emit);
+        last = streamed.message;
+        if (
+          streamed.hookFailure !== undefined ||
+          last.stopReason === "error" ||
+          last.stopReason === "aborted"
+        ) {
+          await closeTurn(emit, runId, turnOpen, last, []);
+          if (streamed.hookFailure !== undefined) {
+            status = "error";
+            error = streamed.hookFailure;
+          } else {
+            status = last.stopReason === "aborted" ? "aborted" : "error";
+            error =
+              last.stopReason === "error" ? new Error(last.errorMessage ?? "provider error") : undefined;
+          }
+          break run;
+        }
+
+        const tools = await runToolCalls(last, turn, config, signal, emit);
+        hasToolResults = tools.results.length > 0;
+        if (tools.failure !== undefined) {
+          await emitMessage(emit, failureMessage(turn, describeError(tools.failure)));
+          await closeTurn(emit, runId, turnOpen, last, tools.results);
+          status = "error";
+          error = tools.failure;
+          break run;
+        }
+        await closeTurn(emit, runId, turnOpen, last, tools.results);
+        if (signal.aborted) {
+          status = "aborted";
+          break run;
+        }
+        pending = config.takeSteering?.() ?? [];
+      }
+      const followUps = config.takeFollowUp?.() ?? [];
+      if (followUps.length > 0) {
+        pending = followUps;
+        continue;
+      }
+      const extra = last && config.beforeStop ? await config.beforeStop(last, continuations) : undefined;
+      if (extra && extra.length > 0) {
+        continuations++;
+        pending = extra;
+        continue;
+      }
+      break;
+    }
+  } catch (thrown) {
+    status = "error";
+    error = thrown;
+    await closeAfterFailure(emit, runId, turnOpen, turn, thrown);
+  }
+  try {
+    await emit({ type: "agent_end", runId, status, messages: produced });
+  } catch (thrown) {
+    if (error === undefined) {
+      status = "error";
+      error = thrown;
+    }
+  }
+  return error === undefined
+    ? { runId, status, messages: produced }
+    : { runId, status, messages: produced, error };
+}
+
+async function emitMessage(emit: (event: HarnessEvent) => Promise<void>, message: AgentMessage) {
+  await emit({ type: "message_start", message });
+  await emit({ type: "message_end", message });
+}
+
+async function closeTurn(
+  emit: (event: HarnessEvent) => Promise<void>,
+  runId: string,
+  open: { turnId: string; closed: boolean },
+  message: AssistantMessage,
+  toolResults: LoopResultToolResults,
+) {
+  open.closed = true;
+  await emit({ type: "turn_end", runId, turnId: open.turnId, message, toolResults });
+}
+
+type LoopResultToolResults = Extract<HarnessEvent, { type: "turn_end" }>["toolResults"];
+
+/** A failure outside the tool phase (preparing a turn, a request hook): close the turn with an error message. */
+async function closeAfterFailure(
+  emit: (event: HarnessEvent) => Promise<void>,
+  runId: string,
+  open: { turnId: string; closed: boolean } | undefined,
+  turn: LoopTurn | undefined,
+  thrown: unknown,
+) {
+  if (!open || open.closed) return;
+  const message = failureMessage(turn, describeError(thrown));
+  try {
+    await emitMessage(emit, message);
+    await closeTurn(emit, runId, open, message, []);
+  } catch {
+    // The emitter itself is failing (e.g. the session cannot be written): nothing more can be recorded.
+  }
+}
+
+/** Standalone use: the transcript is `context.messages` plus what this run produced. */
+function standaloneTurns(config: AgentLoopConfig, produced: AgentMessage[]): () => LoopTurn {
+  const context = config.context;
+  if (!context) throw new TypeError("runAgentLoop needs either `prepareTurn` or `context`");
+  return () => ({ ...context, messages: [...context.messages, ...produced] });
+}

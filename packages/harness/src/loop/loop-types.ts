@@ -1,0 +1,93 @@
+/**
+ * What the loop needs from its caller. The loop owns *when* the model is called,
+ * how tool calls are validated and executed, and when the next turn starts; the
+ * caller owns persistence, plugins and config (spec "Layers").
+ */
+import type { Model, streamSimple, ToolCall } from "@mariozechner/pi-ai";
+import type { HarnessEvent } from "../events/event-types.js";
+import type { RequestOptions, ToolResultPayload } from "../hooks/hook-types.js";
+import type { AgentMessage, AssistantMessage, DecisionRecord, ThinkingLevel } from "../session/entries.js";
+import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
+
+/** Everything one turn runs with: frozen at turn start, used for request, validation and execution. */
+export interface LoopTurn {
+  // biome-ignore lint/suspicious/noExplicitAny: any provider API.
+  model: Model<any>;
+  systemPrompt: string;
+  messages: AgentMessage[];
+  /** The tools the model sees this turn; calls are validated and executed with these definitions. */
+  tools: readonly AnyAgentTool[];
+  thinkingLevel: ThinkingLevel;
+  requestOptions: RequestOptions;
+  sessionId?: string;
+  cwd?: string;
+}
+
+/** What to do with one validated tool call. */
+export type ToolCallPlan =
+  | { action: "execute"; args: Record<string, unknown>; decision?: DecisionRecord }
+  | { action: "refuse"; result: ToolResult; decision?: DecisionRecord };
+
+export type StreamFunction = typeof streamSimple;
+
+export interface LoopHooks {
+  /** May transform the request's messages and options (never model or tools). */
+  beforeRequest?(
+    turn: LoopTurn,
+    request: { messages: AgentMessage[]; options: RequestOptions },
+  ): Promise<{
+    messages: AgentMessage[];
+    options: RequestOptions;
+  }>;
+  /** May replace the raw provider payload. */
+  onPayload?(payload: unknown, turn: LoopTurn): Promise<unknown>;
+  /** Decides a validated call: rewrite, gate, permission. Default: execute as validated. */
+  planToolCall?(
+    call: ToolCall,
+    tool: AnyAgentTool,
+    args: Record<string, unknown>,
+    turn: LoopTurn,
+  ): Promise<ToolCallPlan>;
+  /** Runs a tool; the harness routes this through its plugin choke point. */
+  executeTool?(
+    tool: AnyAgentTool,
+    args: Record<string, unknown>,
+    context: ToolExecutionContext,
+  ): Promise<ToolResult>;
+  /** May rewrite a result before it is recorded. */
+  finalizeToolResult?(
+    call: ToolCall,
+    tool: AnyAgentTool | undefined,
+    result: ToolResultPayload,
+    turn: LoopTurn,
+  ): Promise<ToolResultPayload>;
+  /** Steering messages to inject after the current turn ends. */
+  takeSteering?(): AgentMessage[];
+  /** Follow-up messages to inject when the run would otherwise stop. */
+  takeFollowUp?(): AgentMessage[];
+  /** One more turn (with these messages) instead of stopping, or `undefined` to stop. */
+  beforeStop?(last: AssistantMessage, continuations: number): Promise<AgentMessage[] | undefined>;
+}
+
+export interface AgentLoopConfig extends LoopHooks {
+  runId?: string;
+  signal?: AbortSignal;
+  streamFn?: StreamFunction;
+  /** Awaited for every event, in order. */
+  emit?(event: HarnessEvent): Promise<void> | void;
+  /**
+   * Called at the start of every turn. Without it the loop runs standalone over
+   * `context`, keeping the transcript in memory.
+   */
+  prepareTurn?(): Promise<LoopTurn> | LoopTurn;
+  context?: LoopTurn;
+}
+
+export interface LoopResult {
+  runId: string;
+  status: "completed" | "aborted" | "error";
+  /** Every message the run produced, prompts first, in order. */
+  messages: AgentMessage[];
+  /** For `error`: what failed (a provider error message or a thrown error). */
+  error?: unknown;
+}

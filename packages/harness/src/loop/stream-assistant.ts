@@ -1,0 +1,97 @@
+/**
+ * One provider call: builds the request from the turn snapshot, streams it, and
+ * always returns a closed assistant message (pi-ai turns provider failures and
+ * aborts into `stopReason: "error" | "aborted"`).
+ */
+import { type Context, streamSimple } from "@mariozechner/pi-ai";
+import type { HarnessEvent } from "../events/event-types.js";
+import type { AssistantMessage, Message } from "../session/entries.js";
+import type { AgentLoopConfig, LoopTurn } from "./loop-types.js";
+
+export interface StreamOutcome {
+  message: AssistantMessage;
+  /** A hook that failed inside the provider call (payload rewrite); fails the run. */
+  hookFailure?: unknown;
+}
+
+export async function streamAssistant(
+  turn: LoopTurn,
+  config: AgentLoopConfig,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+): Promise<StreamOutcome> {
+  let request = { messages: turn.messages, options: turn.requestOptions };
+  if (config.beforeRequest) request = await config.beforeRequest(turn, request);
+
+  const context: Context = {
+    systemPrompt: turn.systemPrompt,
+    messages: request.messages as Message[],
+    tools: turn.tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+  };
+  let hookFailure: unknown;
+  const onPayload = config.onPayload;
+  const response = (config.streamFn ?? streamSimple)(turn.model, context, {
+    ...request.options,
+    signal,
+    sessionId: turn.sessionId,
+    reasoning: turn.thinkingLevel === "off" ? undefined : turn.thinkingLevel,
+    onPayload: onPayload
+      ? async (payload: unknown) => {
+          try {
+            return await onPayload(payload, turn);
+          } catch (error) {
+            hookFailure = error;
+            throw error;
+          }
+        }
+      : undefined,
+  });
+
+  let started = false;
+  for await (const event of response) {
+    if (event.type === "start") {
+      started = true;
+      await emit({ type: "message_start", message: event.partial });
+    } else if (event.type === "done" || event.type === "error") {
+      break;
+    } else {
+      const { partial, ...rest } = event;
+      const delta = {
+        type: rest.type,
+        contentIndex: rest.contentIndex,
+        delta: "delta" in rest ? rest.delta : undefined,
+      };
+      await emit({ type: "message_update", message: partial, delta });
+    }
+  }
+  const message = await response.result();
+  if (!started) await emit({ type: "message_start", message });
+  await emit({ type: "message_end", message });
+  return hookFailure === undefined ? { message } : { message, hookFailure };
+}
+
+/** A closed assistant message for a failure that happened outside the provider. */
+export function failureMessage(
+  turn: LoopTurn | undefined,
+  errorMessage: string,
+  aborted = false,
+): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: turn?.model.api ?? "unknown",
+    provider: turn?.model.provider ?? "unknown",
+    model: turn?.model.id ?? "unknown",
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: aborted ? "aborted" : "error",
+    errorMessage,
+    timestamp: Date.now(),
+  };
+}

@@ -1,0 +1,215 @@
+/**
+ * Executes one assistant message's tool calls.
+ *
+ * Invariants: every tool call gets exactly one result message, emitted in call
+ * order; a call is validated against the turn's own tool definitions (invalid
+ * arguments become an error result the model can read); parallel tools run
+ * together, a `sequential` tool runs alone; a failure of the caller's hooks never
+ * leaves a call without a result: it is recorded and returned as `failure`, and
+ * calls planned after it are not executed.
+ */
+import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
+import { describeError } from "../errors.js";
+import type { HarnessEvent } from "../events/event-types.js";
+import type { ToolResultPayload } from "../hooks/hook-types.js";
+import type { AssistantMessage, DecisionRecord, RecordedToolResult } from "../session/entries.js";
+import type { AnyAgentTool, ToolResult } from "../tools.js";
+import type { AgentLoopConfig, LoopTurn, ToolCallPlan } from "./loop-types.js";
+
+export interface ToolCallsOutcome {
+  results: RecordedToolResult[];
+  /** A hook failure that fails the run once the results are recorded. */
+  failure?: unknown;
+}
+
+interface PlannedCall {
+  call: ToolCall;
+  tool: AnyAgentTool | undefined;
+  plan: ToolCallPlan;
+}
+
+const refuse = (text: string, decision?: DecisionRecord): ToolCallPlan => ({
+  action: "refuse",
+  result: { content: [{ type: "text", text }], isError: true },
+  decision,
+});
+
+export async function runToolCalls(
+  assistant: AssistantMessage,
+  turn: LoopTurn,
+  config: AgentLoopConfig,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+): Promise<ToolCallsOutcome> {
+  const calls = assistant.content.filter((block): block is ToolCall => block.type === "toolCall");
+  let failure: unknown;
+  const planned: PlannedCall[] = [];
+  for (const call of calls) {
+    await emit({
+      type: "tool_execution_start",
+      toolCallId: call.id,
+      toolName: call.name,
+      args: call.arguments,
+    });
+    const tool = turn.tools.find((candidate) => candidate.name === call.name);
+    if (failure !== undefined) {
+      planned.push({ call, tool, plan: refuse(`not executed: ${describeError(failure)}`) });
+      continue;
+    }
+    try {
+      planned.push({ call, tool, plan: await planCall(call, tool, turn, config) });
+    } catch (error) {
+      failure = error;
+      planned.push({ call, tool, plan: refuse(`not executed: ${describeError(error)}`) });
+    }
+  }
+
+  const finals = await executePlanned(planned, turn, config, signal, emit, (error) => {
+    failure ??= error;
+  });
+
+  const results: RecordedToolResult[] = [];
+  for (const [index, { call, plan }] of planned.entries()) {
+    const final = finals[index] as ToolResultPayload;
+    const message: RecordedToolResult = {
+      role: "toolResult",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: final.content,
+      details: final.details,
+      isError: final.isError,
+      timestamp: Date.now(),
+    };
+    if (plan.decision) message.decision = plan.decision;
+    results.push(message);
+    await emit({ type: "message_start", message });
+    await emit({ type: "message_end", message });
+  }
+  return failure === undefined ? { results } : { results, failure };
+}
+
+async function planCall(
+  call: ToolCall,
+  tool: AnyAgentTool | undefined,
+  turn: LoopTurn,
+  config: AgentLoopConfig,
+): Promise<ToolCallPlan> {
+  if (!tool) {
+    const available = turn.tools.map((t) => t.name).join(", ") || "none";
+    return refuse(`Tool "${call.name}" is not available in this turn (available: ${available}).`, {
+      decision: "deny",
+      by: "harness",
+      reason: "unknown tool",
+    });
+  }
+  let args: Record<string, unknown>;
+  try {
+    args = validateToolArguments(tool, call);
+  } catch (error) {
+    return refuse(describeError(error), { decision: "deny", by: "harness", reason: "invalid arguments" });
+  }
+  return config.planToolCall ? config.planToolCall(call, tool, args, turn) : { action: "execute", args };
+}
+
+async function executePlanned(
+  planned: PlannedCall[],
+  turn: LoopTurn,
+  config: AgentLoopConfig,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+  onFailure: (error: unknown) => void,
+): Promise<ToolResultPayload[]> {
+  const finals: Promise<ToolResultPayload>[] = [];
+  let inFlight: Promise<unknown>[] = [];
+  for (const entry of planned) {
+    const sequential = entry.tool?.executionMode === "sequential" && entry.plan.action === "execute";
+    if (sequential) {
+      await Promise.allSettled(inFlight);
+      inFlight = [];
+    }
+    const final = completeCall(entry, turn, config, signal, emit, onFailure);
+    finals.push(final);
+    if (sequential) await final.catch(() => undefined);
+    else inFlight.push(final);
+  }
+  return Promise.all(finals);
+}
+
+/** Executes (or refuses) one call, finalizes its result and reports its end. Never rejects. */
+async function completeCall(
+  { call, tool, plan }: PlannedCall,
+  turn: LoopTurn,
+  config: AgentLoopConfig,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+  onFailure: (error: unknown) => void,
+): Promise<ToolResultPayload> {
+  let raw: ToolResult;
+  if (plan.action === "refuse" || !tool) {
+    raw = plan.action === "refuse" ? plan.result : { content: [], isError: true };
+  } else {
+    raw = await execute(tool, plan.args, call, turn, config, signal, emit);
+  }
+  let final: ToolResultPayload = {
+    content: raw.content,
+    details: raw.details,
+    isError: raw.isError === true,
+  };
+  if (config.finalizeToolResult && plan.action === "execute") {
+    try {
+      final = await config.finalizeToolResult(call, tool, final, turn);
+    } catch (error) {
+      onFailure(error);
+      // Never let an unfinalized result through: a failing redaction must not leak.
+      final = {
+        content: [{ type: "text", text: `result withheld: ${describeError(error)}` }],
+        isError: true,
+      };
+    }
+  }
+  await emit({
+    type: "tool_execution_end",
+    toolCallId: call.id,
+    toolName: call.name,
+    result: final,
+    isError: final.isError,
+  });
+  return final;
+}
+
+async function execute(
+  tool: AnyAgentTool,
+  args: Record<string, unknown>,
+  call: ToolCall,
+  turn: LoopTurn,
+  config: AgentLoopConfig,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+): Promise<ToolResult> {
+  let done = false;
+  const context = {
+    signal,
+    cwd: turn.cwd ?? process.cwd(),
+    sessionId: turn.sessionId ?? "",
+    toolCallId: call.id,
+    update: (partial: ToolResult) => {
+      if (done) return;
+      emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }).catch(
+        () => undefined,
+      );
+    },
+  };
+  try {
+    const result = config.executeTool
+      ? await config.executeTool(tool, args, context)
+      : await tool.execute(args, context);
+    if (!result || !Array.isArray(result.content)) {
+      return { content: [{ type: "text", text: `Tool "${tool.name}" returned no content.` }], isError: true };
+    }
+    return result;
+  } catch (error) {
+    return { content: [{ type: "text", text: describeError(error) }], isError: true };
+  } finally {
+    done = true;
+  }
+}

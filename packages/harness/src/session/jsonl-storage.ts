@@ -1,0 +1,296 @@
+/**
+ * Session storage in a JSONL file: line 1 the header, then one entry per line, every
+ * line ending in `\n`.
+ *
+ * Invariant: the file always consists of whole lines, except possibly one torn last
+ * line left by a crash mid-write. A writable storage holds the session lock before it
+ * reads, cuts a torn tail off before its first append (so a new entry never shares a
+ * line with a torn one), and cuts a failed append back to the last good size. It
+ * never recreates a file deleted under it. A read-only storage never writes at all.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describeError, HarnessError, invalidArgument, sessionError } from "../errors.js";
+import type { SessionEntry, SessionHeader } from "./entries.js";
+import { SessionLock } from "./lock.js";
+import type { LoadedSession, SessionStorage } from "./storage.js";
+import { entryProblem, headerProblem } from "./validation.js";
+
+export interface JsonlOpenOptions {
+  /** Read without locking and never write (listing, forking a session someone else has open). */
+  readOnly?: boolean;
+}
+
+const NEWLINE = 0x0a;
+
+export class JsonlStorage implements SessionStorage {
+  readonly kind = "jsonl";
+  readonly path: string;
+  readonly readOnly: boolean;
+  readonly #lock: SessionLock | undefined;
+  /** Append-mode descriptor; `undefined` when read-only or closed. */
+  #fd: number | undefined;
+  /** Bytes of whole, valid lines: where the next append starts. `undefined` until loaded. */
+  #goodSize: number | undefined;
+  /** A rollback failed: the tail past `#goodSize` must be cut before anything else is written. */
+  #tailDirty = false;
+  #closed = false;
+
+  private constructor(file: string, readOnly: boolean, lock?: SessionLock, fd?: number, goodSize?: number) {
+    this.path = file;
+    this.readOnly = readOnly;
+    this.#lock = lock;
+    this.#fd = fd;
+    this.#goodSize = goodSize;
+  }
+
+  /** Creates a new session file holding only `header`; fails if the file exists. */
+  static create(file: string, header: SessionHeader): JsonlStorage {
+    const problem = headerProblem(header);
+    if (problem !== undefined) throw invalidArgument(`invalid session header: ${problem}`);
+    const lock = SessionLock.acquire(file);
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(file, "ax");
+      const line = Buffer.from(`${JSON.stringify(header)}\n`, "utf8");
+      writeFully(fd, line);
+      fs.fsyncSync(fd);
+      syncDirectory(path.dirname(file));
+      return new JsonlStorage(file, false, lock, fd, line.length);
+    } catch (error) {
+      if (fd !== undefined) {
+        fs.closeSync(fd);
+        fs.rmSync(file, { force: true }); // we created it; a half-written header must not linger
+      }
+      lock.release();
+      if (error instanceof HarnessError) throw error;
+      const what = (error as { code?: string }).code === "EEXIST" ? "already exists" : describeError(error);
+      throw sessionError(`cannot create session file ${file}: ${what}`, { file, cause: error });
+    }
+  }
+
+  /** Opens an existing session file; writable (and locked) unless `readOnly`. */
+  static open(file: string, options: JsonlOpenOptions = {}): JsonlStorage {
+    if (options.readOnly) {
+      if (!fs.existsSync(file)) throw sessionError(`session file not found: ${file}`, { file });
+      return new JsonlStorage(file, true);
+    }
+    const lock = SessionLock.acquire(file);
+    try {
+      // No O_CREAT: a session file that is missing must stay missing.
+      const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND);
+      return new JsonlStorage(file, false, lock, fd);
+    } catch (error) {
+      lock.release();
+      const code = (error as { code?: string }).code;
+      const what = code === "ENOENT" ? "not found" : describeError(error);
+      throw sessionError(`cannot open session file ${file}: ${what}`, { file, cause: error });
+    }
+  }
+
+  load(): LoadedSession {
+    this.#assertOpen("load");
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(this.path);
+    } catch (error) {
+      throw sessionError(`cannot read session file ${this.path}: ${describeError(error)}`, {
+        file: this.path,
+        cause: error,
+      });
+    }
+    const parsed = parseSessionFile(this.path, bytes);
+    if (parsed.goodSize < bytes.length && !this.readOnly) {
+      this.#truncate(parsed.goodSize);
+      this.#sync();
+    }
+    this.#goodSize = parsed.goodSize;
+    const action = this.readOnly ? "ignored" : "dropped";
+    const warnings =
+      parsed.tornLine === undefined
+        ? []
+        : [`${this.path} line ${parsed.tornLine}: ${action} a torn last line`];
+    return { header: parsed.header, entries: parsed.entries, warnings };
+  }
+
+  append(entry: SessionEntry): void {
+    this.#assertOpen("append to");
+    if (this.#fd === undefined)
+      throw sessionError(`session file ${this.path} is open read-only`, { file: this.path });
+    // Appending without a load would land behind an unrepaired torn tail.
+    if (this.#goodSize === undefined) this.load();
+    let line: Buffer;
+    try {
+      line = Buffer.from(`${JSON.stringify(entry)}\n`, "utf8");
+    } catch (error) {
+      throw invalidArgument(`entry ${entry.id} cannot be serialised: ${describeError(error)}`, error);
+    }
+    const goodSize = this.#goodSize as number;
+    if (this.#tailDirty) this.#truncate(goodSize);
+    try {
+      writeFully(this.#fd, line);
+    } catch (error) {
+      try {
+        this.#truncate(goodSize);
+      } catch {
+        this.#tailDirty = true; // retried before the next append; load() repairs it too
+      }
+      throw sessionError(`cannot append to session file ${this.path}: ${describeError(error)}`, {
+        file: this.path,
+        cause: error,
+      });
+    }
+    this.#goodSize = goodSize + line.length;
+  }
+
+  sync(): void {
+    this.#assertOpen("sync");
+    if (this.#fd === undefined) return; // read-only: nothing of ours to flush
+    let current: fs.Stats | undefined;
+    try {
+      current = fs.statSync(this.path);
+    } catch (error) {
+      if ((error as { code?: string }).code !== "ENOENT") {
+        throw sessionError(`cannot stat session file ${this.path}: ${describeError(error)}`, {
+          file: this.path,
+          cause: error,
+        });
+      }
+    }
+    const ours = fs.fstatSync(this.#fd);
+    // Writes to a deleted or replaced file go nowhere anyone will read: fail loudly
+    // rather than recreate the path and pretend the history is intact.
+    if (current === undefined || current.ino !== ours.ino || current.dev !== ours.dev) {
+      throw sessionError(`session file was deleted or replaced while in use: ${this.path}`, {
+        file: this.path,
+      });
+    }
+    this.#sync();
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#fd !== undefined) {
+      try {
+        fs.closeSync(this.#fd);
+      } catch {
+        // Nothing useful to do: every append already reached the OS.
+      }
+      this.#fd = undefined;
+    }
+    this.#lock?.release();
+  }
+
+  #assertOpen(operation: string): void {
+    if (this.#closed)
+      throw sessionError(`cannot ${operation} closed session file ${this.path}`, { file: this.path });
+  }
+
+  #truncate(size: number): void {
+    try {
+      fs.ftruncateSync(this.#fd as number, size);
+      this.#tailDirty = false;
+    } catch (error) {
+      throw sessionError(`cannot repair session file ${this.path}: ${describeError(error)}`, {
+        file: this.path,
+        cause: error,
+      });
+    }
+  }
+
+  #sync(): void {
+    try {
+      fs.fsyncSync(this.#fd as number);
+    } catch (error) {
+      throw sessionError(`cannot sync session file ${this.path}: ${describeError(error)}`, {
+        file: this.path,
+        cause: error,
+      });
+    }
+  }
+}
+
+interface ParsedFile {
+  header: SessionHeader;
+  entries: SessionEntry[];
+  /** Bytes up to the end of the last whole, valid line. */
+  goodSize: number;
+  /** Line number of a torn last line, if there was one. */
+  tornLine?: number;
+}
+
+/**
+ * Parses and validates a whole session file. A last line with no `\n`, or one that
+ * is not JSON, is a torn tail (reported, not fatal); any other bad line is fatal.
+ */
+export function parseSessionFile(file: string, bytes: Buffer): ParsedFile {
+  const fail = (line: number, problem: string) =>
+    sessionError(`invalid session file ${file} line ${line}: ${problem}`, { file });
+  const headerEnd = bytes.indexOf(NEWLINE);
+  if (headerEnd === -1) {
+    throw fail(
+      1,
+      bytes.length === 0 ? "the file is empty; expected a session header" : "the header line is incomplete",
+    );
+  }
+  let header: unknown;
+  try {
+    header = JSON.parse(bytes.toString("utf8", 0, headerEnd));
+  } catch (error) {
+    throw fail(1, `expected a JSON session header (${describeError(error)})`);
+  }
+  const headerIssue = headerProblem(header);
+  if (headerIssue !== undefined) throw fail(1, headerIssue);
+
+  const entries: SessionEntry[] = [];
+  const byId = new Map<string, SessionEntry>();
+  const lookup = (id: string) => byId.get(id);
+  let start = headerEnd + 1;
+  let lineNumber = 1;
+  while (start < bytes.length) {
+    lineNumber++;
+    const end = bytes.indexOf(NEWLINE, start);
+    if (end === -1)
+      return { header: header as SessionHeader, entries, goodSize: start, tornLine: lineNumber };
+    let value: unknown;
+    try {
+      value = JSON.parse(bytes.toString("utf8", start, end));
+    } catch (error) {
+      if (end + 1 === bytes.length) {
+        return { header: header as SessionHeader, entries, goodSize: start, tornLine: lineNumber };
+      }
+      throw fail(lineNumber, `expected one JSON entry per line (${describeError(error)})`);
+    }
+    const problem = entryProblem(value, lookup);
+    if (problem !== undefined) throw fail(lineNumber, problem);
+    const entry = value as SessionEntry;
+    entries.push(entry);
+    byId.set(entry.id, entry);
+    start = end + 1;
+  }
+  return { header: header as SessionHeader, entries, goodSize: start };
+}
+
+/** Writes all of `data`, continuing after short writes; a write that makes no progress is an error. */
+function writeFully(fd: number, data: Buffer): void {
+  let offset = 0;
+  while (offset < data.length) {
+    const written = fs.writeSync(fd, data, offset, data.length - offset);
+    if (written <= 0) throw Object.assign(new Error("short write: no bytes written"), { code: "EIO" });
+    offset += written;
+  }
+}
+
+/** Makes a new file's directory entry durable. Not every platform can fsync a directory. */
+function syncDirectory(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, "r");
+    fs.fsyncSync(fd);
+  } catch {
+    // Best effort (Windows cannot open a directory); the file's own fsync still happened.
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}

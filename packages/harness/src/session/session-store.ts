@@ -1,0 +1,204 @@
+/**
+ * A directory of JSONL sessions: create, list, resume and fork them by id.
+ *
+ * Invariant: each session is one file named `<ISO creation time>_<session id>.jsonl`
+ * (colons replaced by `-`, so the name is valid everywhere and sorts by time); the
+ * name is the index, the header inside is the truth. The store only ever writes a
+ * session it has locked, and reads other sessions (listing, fork sources) read-only,
+ * so it works while other processes have them open.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describeError, invalidArgument } from "../errors.js";
+import type { SessionEntry } from "./entries.js";
+import { JsonlStorage } from "./jsonl-storage.js";
+import { Session } from "./session.js";
+import { createSessionHeader } from "./storage.js";
+
+export interface SessionSummary {
+  id: string;
+  path: string;
+  /** Epoch milliseconds, from the header (the file's birth time if the file is unreadable). */
+  createdAt: number;
+  /** Epoch milliseconds: the file's modification time. */
+  modifiedAt: number;
+  /** All entries, leaf moves included. */
+  entryCount: number;
+  /** `message` entries, on every branch. */
+  messageCount: number;
+  /** The latest `session_info` name. */
+  name?: string;
+  /** Text of the first user message in the file. */
+  firstUserText?: string;
+  forkedFrom?: { sessionId: string; entryId: string };
+  /** Set instead of the counts when the file cannot be loaded. */
+  error?: string;
+}
+
+export interface CreateSessionOptions {
+  cwd?: string;
+  /** Recorded as a `session_info` entry. */
+  name?: string;
+}
+
+interface SessionFile {
+  id: string;
+  path: string;
+}
+
+const SESSION_FILE = /^.+_([^_]+)\.jsonl$/;
+
+export class SessionStore {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = path.resolve(dir);
+  }
+
+  /** Creates a new, locked session. */
+  create(options: CreateSessionOptions = {}): Session {
+    const header = createSessionHeader(options.cwd === undefined ? {} : { cwd: options.cwd });
+    fs.mkdirSync(this.dir, { recursive: true });
+    const session = Session.create(JsonlStorage.create(this.#fileFor(header.id, header.createdAt), header));
+    if (options.name !== undefined) session.append({ type: "session_info", name: options.name });
+    return session;
+  }
+
+  /** Every session in the directory, most recently modified first. Never throws for one bad file. */
+  list(): SessionSummary[] {
+    const summaries = this.#files().map(summarise);
+    return summaries.sort((a, b) => b.modifiedAt - a.modifiedAt || b.createdAt - a.createdAt);
+  }
+
+  /** Opens (and locks) the session whose id is or starts with `idOrPrefix`. */
+  open(idOrPrefix: string): Session {
+    return Session.open(JsonlStorage.open(this.pathOf(idOrPrefix)));
+  }
+
+  /** Opens the most recently modified session, if there is one. */
+  openLatest(): Session | undefined {
+    let latest: { file: SessionFile; modifiedAt: number } | undefined;
+    for (const file of this.#files()) {
+      let modifiedAt: number;
+      try {
+        modifiedAt = fs.statSync(file.path).mtimeMs;
+      } catch {
+        continue; // deleted meanwhile
+      }
+      // Ties go to the later name, which starts with the later creation time.
+      if (
+        latest === undefined ||
+        modifiedAt > latest.modifiedAt ||
+        (modifiedAt === latest.modifiedAt && file.path > latest.file.path)
+      ) {
+        latest = { file, modifiedAt };
+      }
+    }
+    return latest === undefined ? undefined : Session.open(JsonlStorage.open(latest.file.path));
+  }
+
+  /**
+   * A new session holding the source's branch from the root to `entryId`, with the
+   * same entry ids, its leaf at `entryId`. The source is only read.
+   */
+  fork(sourceId: string, entryId: string): Session {
+    const source = Session.open(JsonlStorage.open(this.pathOf(sourceId), { readOnly: true }));
+    let branch: SessionEntry[];
+    try {
+      const entry = source.getEntry(entryId);
+      if (entry === undefined || entry.type === "leaf") {
+        throw invalidArgument(`cannot fork session ${source.id} at "${entryId}": no such tree entry`);
+      }
+      branch = source.branch(entryId);
+    } finally {
+      source.close();
+    }
+    const header = createSessionHeader(source.header.cwd === undefined ? {} : { cwd: source.header.cwd });
+    header.forkedFrom = { sessionId: source.id, entryId };
+    const file = this.#fileFor(header.id, header.createdAt);
+    const storage = JsonlStorage.create(file, header);
+    try {
+      for (const entry of branch) storage.append(entry);
+      storage.sync();
+    } catch (error) {
+      // A half-copied fork is worse than none.
+      storage.close();
+      fs.rmSync(file, { force: true });
+      throw error;
+    }
+    return Session.open(storage);
+  }
+
+  /** The file of the session whose id is or starts with `idOrPrefix`. */
+  pathOf(idOrPrefix: string): string {
+    if (idOrPrefix === "") throw invalidArgument(`empty session id (in ${this.dir})`);
+    const files = this.#files();
+    const exact = files.find((file) => file.id === idOrPrefix);
+    if (exact !== undefined) return exact.path;
+    const matches = files.filter((file) => file.id.startsWith(idOrPrefix));
+    if (matches.length === 1) return (matches[0] as SessionFile).path;
+    if (matches.length === 0) throw invalidArgument(`no session "${idOrPrefix}" in ${this.dir}`);
+    const ids = matches.map((file) => file.id).join(", ");
+    throw invalidArgument(`session id "${idOrPrefix}" is ambiguous in ${this.dir}: it matches ${ids}`);
+  }
+
+  #fileFor(id: string, createdAt: number): string {
+    return path.join(this.dir, `${new Date(createdAt).toISOString().replace(/:/g, "-")}_${id}.jsonl`);
+  }
+
+  #files(): SessionFile[] {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir);
+    } catch (error) {
+      if ((error as { code?: string }).code === "ENOENT") return [];
+      throw invalidArgument(`cannot read session directory ${this.dir}: ${describeError(error)}`, error);
+    }
+    const files: SessionFile[] = [];
+    for (const name of names) {
+      const match = SESSION_FILE.exec(name);
+      if (match !== null) files.push({ id: match[1] as string, path: path.join(this.dir, name) });
+    }
+    return files;
+  }
+}
+
+function summarise(file: SessionFile): SessionSummary {
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(file.path);
+    const loaded = JsonlStorage.open(file.path, { readOnly: true }).load();
+    const summary: SessionSummary = {
+      id: loaded.header.id,
+      path: file.path,
+      createdAt: loaded.header.createdAt,
+      modifiedAt: stat.mtimeMs,
+      entryCount: loaded.entries.length,
+      messageCount: 0,
+    };
+    if (loaded.header.forkedFrom !== undefined) summary.forkedFrom = loaded.header.forkedFrom;
+    for (const entry of loaded.entries) {
+      if (entry.type === "session_info" && typeof entry.name === "string") summary.name = entry.name;
+      if (entry.type !== "message") continue;
+      summary.messageCount++;
+      if (summary.firstUserText === undefined && entry.message.role === "user") {
+        const { content } = entry.message;
+        summary.firstUserText =
+          typeof content === "string"
+            ? content
+            : content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
+      }
+    }
+    return summary;
+  } catch (error) {
+    return {
+      id: file.id,
+      path: file.path,
+      createdAt: stat?.birthtimeMs ?? 0,
+      modifiedAt: stat?.mtimeMs ?? 0,
+      entryCount: 0,
+      messageCount: 0,
+      error: describeError(error),
+    };
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * A session: the append-only tree of entries, the active leaf, and the projection of
+ * the active branch into model context.
+ *
+ * Invariant: memory mirrors storage. An entry is validated, then written through
+ * storage, and only then added to memory, so a failed write changes nothing. The
+ * leaf is the last of (each tree entry's id, each leaf entry's target) in append
+ * order, which is also how it is recomputed on load. The cached context is always the
+ * projection of the current leaf's branch, or absent.
+ */
+import { randomBytes } from "node:crypto";
+import { invalidArgument, sessionError } from "../errors.js";
+import { BranchContext } from "./context.js";
+import type {
+  AgentMessage,
+  EntryInput,
+  LabelEntry,
+  LeafEntry,
+  MessageEntry,
+  SessionContext,
+  SessionEntry,
+  SessionHeader,
+} from "./entries.js";
+import type { SessionStorage } from "./storage.js";
+import { entryProblem } from "./validation.js";
+
+export class Session {
+  readonly header: SessionHeader;
+  readonly storage: SessionStorage;
+  /** Problems tolerated while loading (for example a dropped torn last line). */
+  readonly warnings: string[];
+  readonly #entries: SessionEntry[] = [];
+  readonly #byId = new Map<string, SessionEntry>();
+  /** Tree children of each node (`null`: roots), in append order. Leaf entries are not nodes. */
+  readonly #children = new Map<string | null, SessionEntry[]>();
+  readonly #labels = new Map<string, string>();
+  readonly #lookup = (id: string) => this.#byId.get(id);
+  #leafId: string | null = null;
+  #name: string | undefined;
+  #context: BranchContext | undefined;
+
+  private constructor(storage: SessionStorage, header: SessionHeader, warnings: string[]) {
+    this.storage = storage;
+    this.header = header;
+    this.warnings = warnings;
+  }
+
+  /**
+   * Loads a session from `storage` and takes ownership of it: if loading fails, the
+   * storage is closed (releasing its lock) before the error propagates.
+   */
+  static open(storage: SessionStorage): Session {
+    try {
+      const loaded = storage.load();
+      const session = new Session(storage, loaded.header, loaded.warnings);
+      // Storage may be any implementation: re-check the tree rather than trust it.
+      for (const [index, entry] of loaded.entries.entries()) {
+        const problem = entryProblem(entry, session.#lookup);
+        if (problem !== undefined) {
+          throw sessionError(`invalid session ${loaded.header.id} entry ${index + 1}: ${problem}`, {
+            file: storage.path,
+          });
+        }
+        session.#admit(entry);
+      }
+      return session;
+    } catch (error) {
+      storage.close();
+      throw error;
+    }
+  }
+
+  /** Starts a session on storage that holds only a header. */
+  static create(storage: SessionStorage): Session {
+    const session = Session.open(storage);
+    if (session.#entries.length > 0) {
+      storage.close();
+      throw invalidArgument(`storage for session ${session.id} is not empty; use Session.open`);
+    }
+    return session;
+  }
+
+  get id(): string {
+    return this.header.id;
+  }
+
+  /** The active leaf; `null` before the first entry (or after a move to the empty branch). */
+  get leafId(): string | null {
+    return this.#leafId;
+  }
+
+  /** The latest name set by a `session_info` entry. */
+  get name(): string | undefined {
+    return this.#name;
+  }
+
+  /** Every entry in append order. A read-only view of the live list, not a copy. */
+  entries(): readonly SessionEntry[] {
+    return this.#entries;
+  }
+
+  getEntry(id: string): SessionEntry | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** Tree children of `id` (`null`: the roots), in append order. */
+  children(id: string | null): SessionEntry[] {
+    return this.#children.get(id)?.slice() ?? [];
+  }
+
+  /** The tree entries from the root to `leafId`, inclusive. */
+  branch(leafId: string | null = this.#leafId): SessionEntry[] {
+    if (leafId === null) return [];
+    this.#requireNode(leafId, "branch");
+    const path: SessionEntry[] = [];
+    for (let entry = this.#byId.get(leafId); entry !== undefined; ) {
+      path.push(entry);
+      entry = entry.parentId === null ? undefined : this.#byId.get(entry.parentId);
+    }
+    return path.reverse();
+  }
+
+  labelOf(id: string): string | undefined {
+    return this.#labels.get(id);
+  }
+
+  /** Appends a tree entry as a child of the leaf and moves the leaf to it. */
+  append(input: EntryInput): SessionEntry {
+    if (input.type === "leaf") throw invalidArgument("leaf entries are appended by moveLeaf(), not append()");
+    return this.#commit(input);
+  }
+
+  appendMessage(message: AgentMessage): MessageEntry {
+    return this.#commit({ type: "message", message }) as MessageEntry;
+  }
+
+  /** Makes `targetId` the active leaf (`null`: the empty branch), persisting the move. */
+  moveLeaf(targetId: string | null): LeafEntry {
+    if (targetId !== null) this.#requireNode(targetId, "move the leaf to");
+    return this.#commit({ type: "leaf", targetId }) as LeafEntry;
+  }
+
+  /** Sets (or with `null` removes) the label of `targetId`. */
+  setLabel(targetId: string, label: string | null): LabelEntry {
+    this.#requireNode(targetId, "label");
+    return this.#commit({ type: "label", targetId, label }) as LabelEntry;
+  }
+
+  /**
+   * The model context of the branch ending at `leafId`. For the active leaf this is
+   * served from an incrementally maintained cache; other leaves are built fresh.
+   */
+  buildContext(leafId: string | null = this.#leafId): SessionContext {
+    if (leafId !== this.#leafId) return BranchContext.build(this.branch(leafId)).snapshot();
+    this.#context ??= BranchContext.build(this.branch(leafId));
+    return this.#context.snapshot();
+  }
+
+  sync(): void {
+    this.storage.sync();
+  }
+
+  close(): void {
+    this.storage.close();
+  }
+
+  #commit(input: EntryInput): SessionEntry {
+    // An input that smuggles in an id or parentId (say, an entry copied from elsewhere) loses them.
+    const {
+      type,
+      timestamp,
+      id: _id,
+      parentId: _parentId,
+      ...fields
+    } = input as EntryInput & {
+      id?: unknown;
+      parentId?: unknown;
+    };
+    const entry = {
+      type,
+      id: this.#newId(),
+      parentId: this.#leafId,
+      timestamp: timestamp ?? Date.now(),
+      ...fields,
+    } as SessionEntry;
+    const problem = entryProblem(entry, this.#lookup);
+    if (problem !== undefined) throw invalidArgument(`cannot append ${input.type} entry: ${problem}`);
+    this.storage.append(entry);
+    this.#admit(entry);
+    return entry;
+  }
+
+  /** Adds an entry that storage already holds. */
+  #admit(entry: SessionEntry): void {
+    this.#entries.push(entry);
+    this.#byId.set(entry.id, entry);
+    if (entry.type === "leaf") {
+      this.#leafId = entry.targetId;
+      if (this.#context?.leafId !== entry.targetId) this.#context = undefined;
+      return;
+    }
+    const siblings = this.#children.get(entry.parentId);
+    if (siblings === undefined) this.#children.set(entry.parentId, [entry]);
+    else siblings.push(entry);
+    if (entry.type === "label") {
+      if (entry.label === null) this.#labels.delete(entry.targetId);
+      else this.#labels.set(entry.targetId, entry.label);
+    } else if (entry.type === "session_info" && typeof entry.name === "string") {
+      this.#name = entry.name;
+    }
+    if (
+      this.#context !== undefined &&
+      !(this.#context.leafId === entry.parentId && this.#context.extend(entry))
+    ) {
+      this.#context = undefined; // rebuilt once, on the next buildContext()
+    }
+    this.#leafId = entry.id;
+  }
+
+  #newId(): string {
+    // 8 hex chars: short enough to type, and re-rolled on the rare collision.
+    for (;;) {
+      const id = randomBytes(4).toString("hex");
+      if (!this.#byId.has(id)) return id;
+    }
+  }
+
+  #requireNode(id: string, operation: string): void {
+    const entry = this.#byId.get(id);
+    if (entry === undefined)
+      throw invalidArgument(`cannot ${operation} entry "${id}": no such entry in session ${this.id}`);
+    if (entry.type === "leaf") {
+      throw invalidArgument(`cannot ${operation} entry "${id}": it is a leaf move, not a tree entry`);
+    }
+  }
+}

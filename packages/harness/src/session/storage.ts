@@ -1,0 +1,44 @@
+/**
+ * Where a session's header and entries live.
+ *
+ * Invariant: every method is synchronous, and an entry is handed to the OS before
+ * `append` returns, so the harness can persist a message and then broadcast it with
+ * no `await` in between (nothing can observe a message that is not yet written). A
+ * failed `append` leaves storage exactly as loadable as before the call.
+ */
+import { randomUUID } from "node:crypto";
+import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from "./entries.js";
+
+export interface LoadedSession {
+  header: SessionHeader;
+  /** Every entry, in append order. */
+  entries: SessionEntry[];
+  /** Problems that were tolerated (for example a torn last line that was dropped). */
+  warnings: string[];
+}
+
+export interface SessionStorage {
+  readonly kind: "memory" | "jsonl";
+  /** The session file (JSONL storage only). */
+  readonly path?: string;
+  /** Reads everything. Writable JSONL storage also repairs a torn tail here. */
+  load(): LoadedSession;
+  /** Persists one entry. Throws a HarnessError with code `session` on failure, leaving storage loadable. */
+  append(entry: SessionEntry): void;
+  /** Durability point: everything appended so far survives a crash once this returns. */
+  sync(): void;
+  /** Releases the storage (and its lock). Idempotent. */
+  close(): void;
+}
+
+/** A fresh header with a random id. */
+export function createSessionHeader(options: { cwd?: string; createdAt?: number } = {}): SessionHeader {
+  const header: SessionHeader = {
+    type: "session",
+    version: SESSION_FORMAT_VERSION,
+    id: randomUUID(),
+    createdAt: options.createdAt ?? Date.now(),
+  };
+  if (options.cwd !== undefined) header.cwd = options.cwd;
+  return header;
+}

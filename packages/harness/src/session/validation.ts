@@ -1,0 +1,148 @@
+/**
+ * Structural checks for session headers and entries, shared by every reader and by
+ * `Session.append`, so a session never writes an entry it would refuse to load.
+ *
+ * Invariant: each check returns `undefined` for an acceptable value, or one sentence
+ * saying what was expected; it never throws, whatever JSON it is given. Checks are
+ * hand-written `typeof` tests (no schema compile) because opening a session runs them
+ * once per line.
+ *
+ * Only `parentId` and a `leaf` entry's `targetId` must name an earlier entry: they
+ * shape the tree. Other references (`label.targetId`, `compaction.firstKeptEntryId`,
+ * `branch_summary.fromId`) may point outside the file, because a fork copies one
+ * branch and leaves everything off that branch behind.
+ */
+import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionEntryType } from "./entries.js";
+
+/** Finds an entry appended before the one being checked. */
+export type EntryLookup = (id: string) => SessionEntry | undefined;
+
+type Fields = Record<string, unknown>;
+
+const THINKING_LEVELS = new Set(["off", "minimal", "low", "medium", "high", "xhigh"]);
+
+const isObject = (value: unknown): value is Fields =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const isFiniteNumber = (value: unknown): value is number =>
+  typeof value === "number" && Number.isFinite(value);
+const isContent = (value: unknown) => typeof value === "string" || Array.isArray(value);
+const show = (value: unknown) => (value === undefined ? "nothing" : JSON.stringify(value));
+
+function requireString(entry: Fields, field: string): string | undefined {
+  return typeof entry[field] === "string"
+    ? undefined
+    : `expected a string "${field}", got ${show(entry[field])}`;
+}
+
+function messageProblem(message: unknown): string | undefined {
+  if (!isObject(message)) return `expected "message" to be an object, got ${show(message)}`;
+  switch (message.role) {
+    case "user":
+      return isContent(message.content)
+        ? undefined
+        : `expected the user message's "content" to be a string or an array`;
+    case "assistant":
+      return Array.isArray(message.content)
+        ? undefined
+        : `expected the assistant message's "content" to be an array`;
+    case "toolResult":
+      if (typeof message.toolCallId !== "string")
+        return `expected the tool result's "toolCallId" to be a string`;
+      return Array.isArray(message.content)
+        ? undefined
+        : `expected the tool result's "content" to be an array`;
+    default:
+      return `expected "message.role" to be "user", "assistant" or "toolResult", got ${show(message.role)}`;
+  }
+}
+
+/** Type-specific fields; the common ones (`id`, `parentId`, `timestamp`) are checked before. */
+const TYPE_CHECKS: Record<SessionEntryType, (entry: Fields, lookup: EntryLookup) => string | undefined> = {
+  message: (entry) => messageProblem(entry.message),
+  model_change: (entry) => requireString(entry, "provider") ?? requireString(entry, "modelId"),
+  thinking_level_change: (entry) =>
+    typeof entry.thinkingLevel === "string" && THINKING_LEVELS.has(entry.thinkingLevel)
+      ? undefined
+      : `expected "thinkingLevel" to be one of ${[...THINKING_LEVELS].join(", ")}, got ${show(entry.thinkingLevel)}`,
+  active_tools_change: (entry) =>
+    Array.isArray(entry.activeTools) && entry.activeTools.every((name) => typeof name === "string")
+      ? undefined
+      : `expected "activeTools" to be an array of strings`,
+  compaction: (entry) =>
+    requireString(entry, "summary") ??
+    requireString(entry, "firstKeptEntryId") ??
+    (isFiniteNumber(entry.tokensBefore)
+      ? undefined
+      : `expected a number "tokensBefore", got ${show(entry.tokensBefore)}`),
+  branch_summary: (entry) => requireString(entry, "fromId") ?? requireString(entry, "summary"),
+  label: (entry) =>
+    requireString(entry, "targetId") ??
+    (entry.label === null || typeof entry.label === "string"
+      ? undefined
+      : `expected "label" to be a string or null, got ${show(entry.label)}`),
+  leaf: (entry, lookup) => {
+    if (entry.targetId === null) return undefined;
+    if (typeof entry.targetId !== "string") return `expected "targetId" to be a string or null`;
+    const target = lookup(entry.targetId);
+    if (target === undefined || target.type === "leaf") {
+      return `expected "targetId" to name an earlier tree entry, but "${entry.targetId}" is not one`;
+    }
+    return undefined;
+  },
+  custom: (entry) => requireString(entry, "customType"),
+  custom_message: (entry) =>
+    requireString(entry, "customType") ??
+    (isContent(entry.content) ? undefined : `expected "content" to be a string or an array`) ??
+    (typeof entry.display === "boolean"
+      ? undefined
+      : `expected a boolean "display", got ${show(entry.display)}`),
+  session_info: (entry) =>
+    entry.name === undefined || typeof entry.name === "string" ? undefined : `expected "name" to be a string`,
+};
+
+const KNOWN_TYPES = Object.keys(TYPE_CHECKS).join(", ");
+
+/** What is wrong with a session header, if anything. */
+export function headerProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "expected a session header object";
+  if (value.type !== "session") return `expected a header with "type": "session", got ${show(value.type)}`;
+  if (value.version !== SESSION_FORMAT_VERSION) {
+    return `unsupported session format version ${show(value.version)} (expected ${SESSION_FORMAT_VERSION})`;
+  }
+  if (typeof value.id !== "string" || value.id === "")
+    return `expected a non-empty string "id" in the header`;
+  if (!isFiniteNumber(value.createdAt)) return `expected a number "createdAt" in the header`;
+  if (value.cwd !== undefined && typeof value.cwd !== "string") return `expected "cwd" to be a string`;
+  const fork = value.forkedFrom;
+  if (
+    fork !== undefined &&
+    !(isObject(fork) && typeof fork.sessionId === "string" && typeof fork.entryId === "string")
+  ) {
+    return `expected "forkedFrom" to be { sessionId: string, entryId: string }`;
+  }
+  return undefined;
+}
+
+/**
+ * What is wrong with `value` as the next entry of a session whose earlier entries
+ * `lookup` knows, if anything.
+ */
+export function entryProblem(value: unknown, lookup: EntryLookup): string | undefined {
+  if (!isObject(value)) return "expected an entry object";
+  const { id, type, parentId } = value;
+  if (typeof id !== "string" || id === "") return `expected a non-empty string "id", got ${show(id)}`;
+  if (typeof type !== "string" || !Object.hasOwn(TYPE_CHECKS, type)) {
+    return `expected "type" to be one of ${KNOWN_TYPES}, got ${show(type)}`;
+  }
+  if (!isFiniteNumber(value.timestamp)) return `expected a number "timestamp", got ${show(value.timestamp)}`;
+  if (lookup(id) !== undefined) return `duplicate entry id "${id}"`;
+  if (parentId !== null) {
+    if (typeof parentId !== "string")
+      return `expected "parentId" to be a string or null, got ${show(parentId)}`;
+    const parent = lookup(parentId);
+    if (parent === undefined || parent.type === "leaf") {
+      return `expected "parentId" to name an earlier tree entry, but "${parentId}" is not one`;
+    }
+  }
+  return TYPE_CHECKS[type as SessionEntryType](value, lookup);
+}
