@@ -101,7 +101,8 @@ export interface CustomMessageEntry extends EntryBase {
 export interface SessionInfoEntry extends EntryBase {
   type: "session_info";
   name?: string;
-  [key: string]: unknown;
+  /** Application-defined metadata about the session. */
+  data?: Record<string, unknown>;
 }
 
 export type SessionEntry =

@@ -110,7 +110,7 @@ export class JsonlStorage implements SessionStorage {
       parsed.tornLine === undefined
         ? []
         : [`${this.path} line ${parsed.tornLine}: ${action} a torn last line`];
-    return { header: parsed.header, entries: parsed.entries, warnings };
+    return { header: parsed.header, entries: parsed.entries, warnings, validated: true };
   }
 
   append(entry: SessionEntry): void {

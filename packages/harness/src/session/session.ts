@@ -31,8 +31,12 @@ export class Session {
   readonly warnings: string[];
   readonly #entries: SessionEntry[] = [];
   readonly #byId = new Map<string, SessionEntry>();
-  /** Tree children of each node (`null`: roots), in append order. Leaf entries are not nodes. */
-  readonly #children = new Map<string | null, SessionEntry[]>();
+  /**
+   * Tree children of each node (`null`: roots), in append order; leaf entries are not
+   * nodes. Built on the first `children()` call, since a harness resuming a long
+   * session never needs it and it would cost an array per entry at open.
+   */
+  #children: Map<string | null, SessionEntry[]> | undefined;
   readonly #labels = new Map<string, string>();
   readonly #lookup = (id: string) => this.#byId.get(id);
   #leafId: string | null = null;
@@ -53,9 +57,11 @@ export class Session {
     try {
       const loaded = storage.load();
       const session = new Session(storage, loaded.header, loaded.warnings);
-      // Storage may be any implementation: re-check the tree rather than trust it.
-      for (const [index, entry] of loaded.entries.entries()) {
-        const problem = entryProblem(entry, session.#lookup);
+      const { entries } = loaded;
+      for (let index = 0; index < entries.length; index++) {
+        const entry = entries[index] as SessionEntry;
+        // Storage may be any implementation: check the tree unless it says it did.
+        const problem = loaded.validated ? undefined : entryProblem(entry, session.#lookup);
         if (problem !== undefined) {
           throw sessionError(`invalid session ${loaded.header.id} entry ${index + 1}: ${problem}`, {
             file: storage.path,
@@ -105,6 +111,10 @@ export class Session {
 
   /** Tree children of `id` (`null`: the roots), in append order. */
   children(id: string | null): SessionEntry[] {
+    if (this.#children === undefined) {
+      this.#children = new Map();
+      for (const entry of this.#entries) this.#indexChild(entry);
+    }
     return this.#children.get(id)?.slice() ?? [];
   }
 
@@ -199,9 +209,7 @@ export class Session {
       if (this.#context?.leafId !== entry.targetId) this.#context = undefined;
       return;
     }
-    const siblings = this.#children.get(entry.parentId);
-    if (siblings === undefined) this.#children.set(entry.parentId, [entry]);
-    else siblings.push(entry);
+    if (this.#children !== undefined) this.#indexChild(entry);
     if (entry.type === "label") {
       if (entry.label === null) this.#labels.delete(entry.targetId);
       else this.#labels.set(entry.targetId, entry.label);
@@ -215,6 +223,14 @@ export class Session {
       this.#context = undefined; // rebuilt once, on the next buildContext()
     }
     this.#leafId = entry.id;
+  }
+
+  #indexChild(entry: SessionEntry): void {
+    if (entry.type === "leaf") return;
+    const children = this.#children as Map<string | null, SessionEntry[]>;
+    const siblings = children.get(entry.parentId);
+    if (siblings === undefined) children.set(entry.parentId, [entry]);
+    else siblings.push(entry);
   }
 
   #newId(): string {

@@ -15,6 +15,11 @@ export interface LoadedSession {
   entries: SessionEntry[];
   /** Problems that were tolerated (for example a torn last line that was dropped). */
   warnings: string[];
+  /**
+   * Set by storages that already ran the entry checks of ./validation.ts over
+   * `entries`, in order, so `Session.open` need not repeat them.
+   */
+  validated?: boolean;
 }
 
 export interface SessionStorage {
