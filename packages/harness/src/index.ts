@@ -1,6 +1,8 @@
 /**
  * @rein/harness public API. See README.md and ../../../shared/spec/harness.md.
  */
+
+export { type Static, type TSchema, Type } from "@mariozechner/pi-ai";
 export * from "./errors.js";
 export { EventBus } from "./events/event-bus.js";
 export * from "./events/event-types.js";
