@@ -1,0 +1,136 @@
+/**
+ * Assembles a configured agent: config -> model -> session -> harness -> plugins.
+ * Invariant: nothing is written before everything that can fail at load time
+ * (config, model, plugin modules) has succeeded; a fresh session left empty by a
+ * failing plugin setup is removed again.
+ */
+import { rmSync } from "node:fs";
+import { resolve } from "node:path";
+import { AgentHarness, MemoryStorage, Session, SessionStore } from "@rein/harness";
+import { loadPlugins, type PluginHost, type ScriptStep } from "@rein/sdk";
+import { type LoadedConfig, loadConfig } from "../config/load-config.js";
+import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
+import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
+import { lineOfKey } from "../config/validate-config.js";
+import { configError, pluginError, sessionNotFound } from "../errors.js";
+
+export interface AgentOptions {
+  cwd: string;
+  configPath?: string | undefined;
+  /** Resume this session (id or unique prefix). */
+  sessionId?: string | undefined;
+  /** Resume the latest session. */
+  continueLatest?: boolean;
+  /** Use an in-memory session (nothing written): `plugins`, `tools`, `replay`, `doctor`. */
+  ephemeral?: boolean;
+  script?: ScriptStep[] | undefined;
+  /** Let commands that only inspect run without a model. */
+  modelOptional?: boolean;
+}
+
+export interface Agent {
+  harness: AgentHarness;
+  host: PluginHost;
+  session: Session;
+  store: SessionStore;
+  loaded: LoadedConfig;
+  model: ResolvedModel;
+  plugins: ResolvedEntry[];
+  /** Disposes plugins, closes the session and the scripted model. */
+  dispose(): Promise<void>;
+}
+
+export function sessionStore(loaded: LoadedConfig): SessionStore {
+  return new SessionStore(resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions"));
+}
+
+export async function buildAgent(options: AgentOptions): Promise<Agent> {
+  const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath });
+  const model = resolveAgentModel(loaded, options);
+  const plugins = await resolvePlugins(loaded);
+  const store = sessionStore(loaded);
+  let session: Session;
+  let fresh = false;
+  if (options.ephemeral) {
+    session = Session.create(new MemoryStorage());
+  } else if (options.sessionId) {
+    try {
+      session = store.open(options.sessionId);
+    } catch (error) {
+      throw sessionNotFound(`cannot open session "${options.sessionId}": ${(error as Error).message}`, error);
+    }
+  } else {
+    const latest = options.continueLatest ? store.openLatest() : undefined;
+    session = latest ?? store.create({ cwd: options.cwd });
+    fresh = latest === undefined;
+  }
+  const { config } = loaded;
+  const harness = new AgentHarness({
+    session,
+    model: model.model,
+    cwd: options.cwd,
+    durability: "save-point",
+    requestOptions: model.requestOptions,
+    ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
+    ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
+  });
+  let host: PluginHost;
+  try {
+    host = await loadPlugins(
+      harness,
+      plugins.map((p) => p.entry),
+    );
+    if (config.tools?.active) {
+      try {
+        harness.setActiveTools(config.tools.active);
+      } catch (error) {
+        const line = lineOfKey(loaded.text, "active");
+        throw configError(`tools.active: ${(error as Error).message}`, {
+          ...(loaded.file ? { file: loaded.file } : {}),
+          ...(line ? { line } : {}),
+        });
+      }
+    }
+  } catch (error) {
+    const removable = fresh && session.entries().length === 0 && session.storage.path;
+    session.close();
+    if (removable) rmSync(removable, { force: true });
+    model.scripted?.dispose();
+    if (error instanceof Error && "exitCode" in error) throw error;
+    const plugin = (error as { plugin?: string }).plugin;
+    throw pluginError((error as Error).message, {
+      ...(loaded.file ? { file: loaded.file } : {}),
+      ...(plugin ? { plugin } : {}),
+      cause: error,
+    });
+  }
+  return {
+    harness,
+    host,
+    session,
+    store,
+    loaded,
+    model,
+    plugins,
+    async dispose() {
+      try {
+        await harness.close(2_000);
+        await host.dispose();
+      } finally {
+        session.close();
+        model.scripted?.dispose();
+      }
+    },
+  };
+}
+
+function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): ResolvedModel {
+  if (!options.modelOptional) return resolveModel(loaded.config, { script: options.script });
+  // Inspection commands run the stack without calling a model: a missing model or
+  // credential must not stop them, so a scripted stand-in takes its place.
+  try {
+    return resolveModel(loaded.config, { script: options.script });
+  } catch {
+    return resolveModel({ model: { script: [] } });
+  }
+}

@@ -1,0 +1,85 @@
+/** `rein doctor`: checks config, plugins, options, model and credentials, and says what is wrong. Exit 2 when anything is. */
+import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { buildAgent } from "../agent/build-agent.js";
+import { type LoadedConfig, loadConfig } from "../config/load-config.js";
+import { cacheDir } from "../config/module-loader.js";
+import { resolveModel } from "../config/resolve-model.js";
+import { ExitCode } from "../errors.js";
+import type { GlobalOptions } from "../program.js";
+import { terminal } from "../ui/terminal.js";
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  hint?: string;
+}
+
+const failure = (name: string, error: unknown): Check => ({
+  name,
+  ok: false,
+  detail: (error as Error).message,
+  ...((error as { hint?: string }).hint ? { hint: (error as { hint: string }).hint } : {}),
+});
+
+export async function doctorCommand(globals: GlobalOptions): Promise<number> {
+  const checks: Check[] = [
+    { name: "node", ok: Number(process.versions.node.split(".")[0]) >= 20, detail: process.version },
+  ];
+  let loaded: LoadedConfig | undefined;
+  try {
+    loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+    checks.push({ name: "config", ok: true, detail: loaded.file ?? "none found (defaults apply)" });
+  } catch (error) {
+    checks.push(failure("config", error));
+  }
+  if (loaded) {
+    try {
+      const model = resolveModel(loaded.config);
+      checks.push({ name: "model", ok: true, detail: model.description });
+      model.scripted?.dispose();
+    } catch (error) {
+      checks.push(failure("model", error));
+    }
+    try {
+      const agent = await buildAgent({
+        cwd: globals.cwd,
+        configPath: globals.config,
+        ephemeral: true,
+        modelOptional: true,
+      });
+      const names = agent.host.plugins.map((p) => p.name);
+      checks.push({ name: "plugins", ok: true, detail: names.length ? names.join(", ") : "none" });
+      checks.push({
+        name: "tools",
+        ok: true,
+        detail: `${agent.harness.tools.length} registered, ${agent.harness.activeToolNames.length} active`,
+      });
+      await agent.dispose();
+    } catch (error) {
+      checks.push(failure("plugins", error));
+    }
+    const dir = resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions");
+    checks.push(writable("sessions", dir));
+  }
+  checks.push(writable("cache", cacheDir()));
+
+  const term = terminal();
+  for (const check of checks) {
+    const mark = check.ok ? term.co.green("✓") : term.co.red("✗");
+    term.out.write(`${mark} ${check.name.padEnd(8)} ${check.detail}\n`);
+    if (check.hint) term.out.write(`  ${term.co.dim(check.hint)}\n`);
+  }
+  return checks.every((check) => check.ok) ? ExitCode.ok : ExitCode.usage;
+}
+
+function writable(name: string, dir: string): Check {
+  try {
+    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+    return { name, ok: true, detail: dir };
+  } catch (error) {
+    return failure(name, error);
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * `rein run [prompt]`: runs the configured agent and keeps the session.
+ * Ctrl-C aborts the run cleanly (the session stays consistent: every tool call
+ * gets its result); a second Ctrl-C exits at once (writes are whole lines, and a
+ * dead process's lock is taken over on the next open).
+ */
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline/promises";
+import type { RunOutcome } from "@rein/harness";
+import type { ScriptStep } from "@rein/sdk";
+import { type Agent, buildAgent } from "../agent/build-agent.js";
+import { ExitCode, runFailed, usageError } from "../errors.js";
+import type { GlobalOptions } from "../program.js";
+import { attachRenderer } from "../ui/run-renderer.js";
+import { terminal } from "../ui/terminal.js";
+
+export interface RunOptions {
+  json?: boolean;
+  session?: string;
+  continue?: boolean;
+  script?: string;
+}
+
+export function readScript(file: string, cwd: string): ScriptStep[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(new URL(file, `file://${cwd}/`), "utf8"));
+  } catch (error) {
+    throw usageError(`--script ${file}: ${(error as Error).message}`, "expected a JSON array of replies");
+  }
+  if (!Array.isArray(parsed)) throw usageError(`--script ${file}: expected a JSON array of replies`);
+  return parsed as ScriptStep[];
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8").trim();
+}
+
+export async function runCommand(
+  promptWords: string[],
+  options: RunOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  if (options.session && options.continue) throw usageError("use either --session or --continue, not both");
+  const script = options.script ? readScript(options.script, globals.cwd) : undefined;
+  let prompt = promptWords.join(" ").trim();
+  const chat = prompt === "" && process.stdin.isTTY === true && !options.json;
+  if (prompt === "" && !chat && process.stdin.isTTY !== true) prompt = await readStdin();
+  if (prompt === "" && !chat)
+    throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
+
+  const term = terminal();
+  const agent = await buildAgent({
+    cwd: globals.cwd,
+    configPath: globals.config,
+    sessionId: options.session,
+    continueLatest: options.continue === true,
+    script,
+  });
+  const detach = attachRenderer(agent.harness, term, { json: options.json === true });
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts++;
+    if (interrupts === 1 && agent.harness.phase !== "idle") {
+      if (!options.json) term.err.write(`\n${term.c.yellow("■ stopping… (Ctrl-C again to quit)")}\n`);
+      agent.harness.abort("interrupted by Ctrl-C");
+      return;
+    }
+    process.exit(ExitCode.failed);
+  };
+  process.on("SIGINT", onInterrupt);
+  try {
+    if (chat) return await chatLoop(agent, term);
+    const outcome = await promptOnce(agent, prompt);
+    if (!options.json) sessionNote(agent, term);
+    return exitCodeOf(outcome, term, options.json === true);
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    detach();
+    await agent.dispose();
+  }
+}
+
+async function promptOnce(agent: Agent, prompt: string): Promise<RunOutcome> {
+  try {
+    return await agent.harness.prompt(prompt);
+  } catch (error) {
+    throw runFailed((error as Error).message, error);
+  }
+}
+
+function exitCodeOf(outcome: RunOutcome, term: ReturnType<typeof terminal>, json: boolean): number {
+  if (outcome.status === "completed") return ExitCode.ok;
+  if (!json && outcome.status === "blocked")
+    term.err.write(`${term.c.red("✗ run blocked:")} ${outcome.reason ?? ""}\n`);
+  return ExitCode.failed;
+}
+
+function sessionNote(agent: Agent, term: ReturnType<typeof terminal>) {
+  term.err.write(term.c.dim(`session ${agent.session.id.slice(0, 8)} · resume with rein run --continue\n`));
+}
+
+async function chatLoop(agent: Agent, term: ReturnType<typeof terminal>): Promise<number> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  term.err.write(
+    term.c.dim(`rein chat · session ${agent.session.id.slice(0, 8)} · /help for commands, /exit to leave\n`),
+  );
+  let status: number = ExitCode.ok;
+  try {
+    while (true) {
+      let line: string;
+      try {
+        line = (await rl.question(term.c.bold("› "))).trim();
+      } catch {
+        break; // Ctrl-C or Ctrl-D at the prompt
+      }
+      if (line === "") continue;
+      if (line === "/exit" || line === "/quit") break;
+      if (line === "/help") {
+        term.err.write("/exit  leave the chat\n/session  show the session id\n");
+        continue;
+      }
+      if (line === "/session") {
+        term.err.write(`${agent.session.id}\n`);
+        continue;
+      }
+      try {
+        const outcome = await agent.harness.prompt(line);
+        status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
+      } catch (error) {
+        term.err.write(`${term.c.red("✗")} ${(error as Error).message}\n`);
+        status = ExitCode.failed;
+      }
+    }
+  } finally {
+    rl.close();
+  }
+  return status;
+}

@@ -1,0 +1,139 @@
+/** `rein sessions list | show | tree | fork`. */
+import type { Session } from "@rein/harness";
+import { sessionStore } from "../agent/build-agent.js";
+import { loadConfig } from "../config/load-config.js";
+import { ExitCode, sessionNotFound } from "../errors.js";
+import { describeEntry, entryTree, type TreeNode, transcript } from "../export/transcript.js";
+import type { GlobalOptions } from "../program.js";
+import { shorten, terminal } from "../ui/terminal.js";
+import { openReadOnly } from "./session-access.js";
+
+export async function listSessions(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
+  const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+  const sessions = sessionStore(loaded).list();
+  const term = terminal();
+  if (options.json) {
+    for (const s of sessions) term.out.write(`${JSON.stringify(s)}\n`);
+    return ExitCode.ok;
+  }
+  if (sessions.length === 0) {
+    term.err.write("no sessions yet\n");
+    return ExitCode.ok;
+  }
+  for (const s of sessions) {
+    const when = new Date(s.modifiedAt).toISOString().replace("T", " ").slice(0, 16);
+    const title = s.error
+      ? term.co.red(`unreadable: ${s.error}`)
+      : shorten(s.name ?? s.firstUserText ?? "", 60);
+    term.out.write(
+      `${term.co.bold(s.id.slice(0, 8))}  ${when}  ${String(s.messageCount).padStart(4)} msgs  ${title}\n`,
+    );
+  }
+  return ExitCode.ok;
+}
+
+export async function showSession(
+  id: string,
+  options: { json?: boolean },
+  globals: GlobalOptions,
+): Promise<number> {
+  const session = await openReadOnly(id, globals);
+  const term = terminal();
+  try {
+    if (options.json) {
+      for (const entry of session.entries()) term.out.write(`${JSON.stringify(entry)}\n`);
+      return ExitCode.ok;
+    }
+    const { co } = term;
+    term.out.write(`${co.bold(`session ${session.id}`)}${session.name ? ` · ${session.name}` : ""}\n\n`);
+    for (const item of transcript(session)) {
+      if (item.kind === "user") term.out.write(`${co.cyan("user")}  ${item.text}\n\n`);
+      else if (item.kind === "note") term.out.write(`${co.dim(`· ${shorten(item.text, 100)}`)}\n\n`);
+      else {
+        if (item.text) term.out.write(`${co.green("assistant")}  ${item.text}\n`);
+        if (item.error) term.out.write(`${co.red(`assistant error: ${item.error}`)}\n`);
+        for (const call of item.toolCalls) {
+          const verdict = call.decision
+            ? `${call.decision.decision === "deny" ? co.red("denied") : co.green("allowed")} by ${call.decision.by}: ${call.decision.reason}`
+            : "";
+          term.out.write(`  → ${co.bold(call.name)} ${shorten(call.args, 80)}\n`);
+          if (verdict) term.out.write(`    ${verdict}\n`);
+          if (call.result)
+            term.out.write(
+              `    ${call.result.isError ? co.red("✗") : co.green("✓")} ${shorten(call.result.text, 100)}\n`,
+            );
+        }
+        term.out.write("\n");
+      }
+    }
+    return ExitCode.ok;
+  } finally {
+    session.close();
+  }
+}
+
+/** Draws the tree; a chain continues at the same depth, a fork indents its branches. */
+export function drawTree(session: Session, colors = terminal().co): string[] {
+  const lines: string[] = [];
+  const leaf = session.leafId;
+  const draw = (node: TreeNode, prefix: string, connector: string, childPrefix: string) => {
+    let current: TreeNode | undefined = node;
+    let first = true;
+    while (current) {
+      const label = session.labelOf(current.entry.id);
+      const marks = `${label ? ` ${colors.yellow(`[${label}]`)}` : ""}${current.entry.id === leaf ? ` ${colors.green("◀ leaf")}` : ""}`;
+      const lead = first ? `${prefix}${connector}` : `${childPrefix}`;
+      lines.push(
+        `${lead}${colors.dim(current.entry.id)} ${shorten(describeEntry(current.entry), 70)}${marks}`,
+      );
+      first = false;
+      if (current.children.length === 1) {
+        current = current.children[0];
+        continue;
+      }
+      current.children.forEach((child, index) => {
+        const last = index === (current as TreeNode).children.length - 1;
+        draw(child, childPrefix, last ? "└─ " : "├─ ", `${childPrefix}${last ? "   " : "│  "}`);
+      });
+      current = undefined;
+    }
+  };
+  for (const root of entryTree(session)) draw(root, "", "", "");
+  return lines;
+}
+
+export async function treeSession(id: string, globals: GlobalOptions): Promise<number> {
+  const session = await openReadOnly(id, globals);
+  try {
+    const term = terminal();
+    for (const line of drawTree(session, term.co)) term.out.write(`${line}\n`);
+    return ExitCode.ok;
+  } finally {
+    session.close();
+  }
+}
+
+export async function forkSession(
+  id: string,
+  entryId: string | undefined,
+  globals: GlobalOptions,
+): Promise<number> {
+  const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+  const store = sessionStore(loaded);
+  let at = entryId;
+  if (!at) {
+    const source = await openReadOnly(id, globals);
+    at = source.leafId ?? undefined;
+    source.close();
+    if (!at) throw sessionNotFound(`session "${id}" is empty: nothing to fork`);
+  }
+  let forked: Session;
+  try {
+    forked = store.fork(id, at);
+  } catch (error) {
+    throw sessionNotFound(`cannot fork "${id}" at "${at}": ${(error as Error).message}`, error);
+  }
+  terminal().out.write(`${forked.id}\n`);
+  forked.close();
+  return ExitCode.ok;
+}

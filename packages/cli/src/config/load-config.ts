@@ -1,0 +1,70 @@
+/**
+ * Finds and loads `rein.config.*`: TypeScript and JavaScript through the module
+ * loader, JSON directly. Invariant: the result is validated, and every failure is
+ * a `config` CliError naming the file (and the line when it can be known).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { ReinConfig } from "@rein/sdk";
+import { configError } from "../errors.js";
+import { findConfig } from "./find-config.js";
+import { lineFromError, type ModuleLoader, moduleLoader } from "./module-loader.js";
+import { validateConfig } from "./validate-config.js";
+
+export interface LoadedConfig {
+  /** The config file, or undefined when none was found (defaults apply). */
+  file: string | undefined;
+  /** Folder that relative paths in the config resolve from. */
+  dir: string;
+  config: ReinConfig;
+  /** The file's text, for locating options in error messages. */
+  text: string | undefined;
+  loader: ModuleLoader;
+}
+
+export async function loadConfig(options: {
+  cwd: string;
+  configPath?: string | undefined;
+}): Promise<LoadedConfig> {
+  const loader = moduleLoader();
+  let file: string | undefined;
+  if (options.configPath) {
+    file = resolve(options.cwd, options.configPath);
+    if (!existsSync(file)) throw configError(`config file not found: ${file}`, { hint: "check --config" });
+  } else {
+    file = findConfig(options.cwd);
+  }
+  if (!file) return { file: undefined, dir: options.cwd, config: {}, text: undefined, loader };
+
+  const text = readFileSync(file, "utf8");
+  let raw: unknown;
+  if (file.endsWith(".json")) {
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      const position = /position (\d+)/.exec(String(error));
+      const line = position ? text.slice(0, Number(position[1])).split("\n").length : undefined;
+      throw configError(`invalid JSON: ${(error as Error).message}`, {
+        file,
+        ...(line ? { line } : {}),
+        cause: error,
+      });
+    }
+  } else {
+    let namespace: Record<string, unknown>;
+    try {
+      namespace = await loader.import(file);
+    } catch (error) {
+      const line = lineFromError(error, file);
+      const message = (error as Error)?.message?.split("\n")[0] ?? String(error);
+      throw configError(`cannot load the config: ${message}`, {
+        file,
+        ...(line ? { line } : {}),
+        cause: error,
+      });
+    }
+    raw = "default" in namespace ? namespace.default : namespace;
+  }
+  const config = validateConfig(raw, { file, text });
+  return { file, dir: dirname(file), config, text, loader };
+}

@@ -1,0 +1,83 @@
+/**
+ * Loads TypeScript and JavaScript config files and plugins at run time with jiti.
+ *
+ * Invariants: `@rein/sdk`, `@rein/harness`, `typebox` and pi-ai resolve to the
+ * exact files this CLI itself loaded (one copy: `instanceof` and symbols hold),
+ * so a plugin outside any workspace can import them without installing them;
+ * transpiled files are cached on disk (see `cacheDir`) so a second start does not
+ * transpile again; a syntax error names the file and line.
+ */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { createJiti, type Jiti } from "jiti";
+
+/** Where transpiled plugins are cached: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein/jiti`, else `~/.cache/rein/jiti`. */
+export function cacheDir(): string {
+  if (process.env.REIN_CACHE_DIR) return join(process.env.REIN_CACHE_DIR, "jiti");
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  return join(base, "rein", "jiti");
+}
+
+const SHARED_PACKAGES = ["@rein/sdk", "@rein/harness", "typebox", "@mariozechner/pi-ai"] as const;
+
+function sharedAliases(): Record<string, string> {
+  const alias: Record<string, string> = {};
+  for (const name of SHARED_PACKAGES) {
+    try {
+      alias[name] = fileURLToPath(import.meta.resolve(name));
+    } catch {
+      // Not resolvable from the CLI (never expected for our own deps): let jiti resolve it normally.
+    }
+  }
+  return alias;
+}
+
+export interface ModuleLoader {
+  /** Imports a module file (TypeScript or JavaScript); returns its namespace. */
+  import(file: string): Promise<Record<string, unknown>>;
+  /** Resolves a bare specifier (npm package) with ESM conditions from `fromDir`; undefined when not found. */
+  resolve(specifier: string, fromDir: string): string | undefined;
+}
+
+let shared: Jiti | undefined;
+
+function jiti(): Jiti {
+  shared ??= createJiti(import.meta.url, {
+    fsCache: cacheDir(),
+    moduleCache: true,
+    interopDefault: false,
+    alias: sharedAliases(),
+  });
+  return shared;
+}
+
+export function moduleLoader(): ModuleLoader {
+  return {
+    async import(file) {
+      return (await jiti().import(file)) as Record<string, unknown>;
+    },
+    resolve(specifier, fromDir) {
+      const parentURL = pathToFileURL(join(fromDir, "__rein_resolve__.js")).href;
+      try {
+        const resolved = jiti().esmResolve(specifier, { parentURL, try: true });
+        if (!resolved) return undefined;
+        const file = resolved.startsWith("file:") ? fileURLToPath(resolved) : resolved;
+        return existsSync(file) ? file : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** Extracts `line` (1-based) of `file` from a loader error message (`file:line:col` or `(line:col)`). */
+export function lineFromError(error: unknown, file: string): number | undefined {
+  const text = error instanceof Error ? `${error.message}\n${error.stack ?? ""}` : String(error);
+  const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const located = new RegExp(`${escaped}:(\\d+)(?::\\d+)?`).exec(text);
+  if (located) return Number(located[1]);
+  const parenthesised = /\((\d+):(\d+)\)/.exec(error instanceof Error ? error.message : text);
+  return parenthesised ? Number(parenthesised[1]) : undefined;
+}

@@ -1,0 +1,165 @@
+/**
+ * Checks a loaded config's shape before anything uses it. Every problem names the
+ * option (`plugins[2]`, `models[0].baseUrl`), what was expected, and - when the
+ * option can be found in the source - the file and line.
+ */
+import type { ReinConfig } from "@rein/sdk";
+import { configError } from "../errors.js";
+
+const TOP_LEVEL = [
+  "model",
+  "models",
+  "plugins",
+  "tools",
+  "session",
+  "systemPrompt",
+  "thinkingLevel",
+] as const;
+const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+export interface ConfigSource {
+  file: string | undefined;
+  text: string | undefined;
+}
+
+/** The first line of `text` that defines `key` (`key:` or `"key":`), 1-based. */
+export function lineOfKey(text: string | undefined, key: string): number | undefined {
+  if (!text) return undefined;
+  const pattern = new RegExp(`(^|[\\s{,])["']?${key.replace(/[^\w]/g, "")}["']?\\s*:`);
+  const lines = text.split("\n");
+  const index = lines.findIndex((line) => pattern.test(line));
+  return index === -1 ? undefined : index + 1;
+}
+
+const describe = (value: unknown) =>
+  value === null
+    ? "null"
+    : Array.isArray(value)
+      ? "an array"
+      : typeof value === "object"
+        ? "an object"
+        : `${typeof value} ${JSON.stringify(value)}`;
+
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  const distance = (a: string, b: string) => {
+    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i++) {
+      let previous = row[0] as number;
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const current = row[j] as number;
+        row[j] = Math.min(
+          current + 1,
+          (row[j - 1] as number) + 1,
+          previous + (a[i - 1] === b[j - 1] ? 0 : 1),
+        );
+        previous = current;
+      }
+    }
+    return row[b.length] as number;
+  };
+  const best = candidates.map((c) => [c, distance(word, c)] as const).sort((x, y) => x[1] - y[1])[0];
+  return best && best[1] <= 2 ? best[0] : undefined;
+}
+
+export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
+  const fail = (
+    option: string,
+    expected: string,
+    value: unknown,
+    key = option.split(/[.[]/)[0] as string,
+  ): never => {
+    const line = lineOfKey(source.text, key);
+    throw configError(`${option}: expected ${expected}, got ${describe(value)}`, {
+      ...(source.file ? { file: source.file } : {}),
+      ...(line ? { line } : {}),
+    });
+  };
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw configError(
+      `the config must export an object (export default defineConfig({ ... })), got ${describe(raw)}`,
+      {
+        ...(source.file ? { file: source.file } : {}),
+      },
+    );
+  }
+  const config = raw as Record<string, unknown>;
+  for (const key of Object.keys(config)) {
+    if (!(TOP_LEVEL as readonly string[]).includes(key)) {
+      const suggestion = closest(key, TOP_LEVEL);
+      const line = lineOfKey(source.text, key);
+      throw configError(
+        `unknown option "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; known options: ${TOP_LEVEL.join(", ")}`,
+        { ...(source.file ? { file: source.file } : {}), ...(line ? { line } : {}) },
+      );
+    }
+  }
+
+  const { model, models, plugins, tools, session, systemPrompt, thinkingLevel } = config;
+  if (model !== undefined) {
+    const scripted =
+      typeof model === "object" && model !== null && Array.isArray((model as { script?: unknown }).script);
+    if (typeof model !== "string" && !scripted)
+      fail("model", '"provider/id", a custom model id, or { script: [...] }', model);
+  }
+  if (models !== undefined) {
+    if (!Array.isArray(models)) fail("models", "an array of custom models", models);
+    for (const [i, m] of (models as unknown[]).entries()) {
+      if (typeof m !== "object" || m === null)
+        fail(`models[${i}]`, "{ id, baseUrl, api?, contextWindow? }", m, "models");
+      const entry = m as Record<string, unknown>;
+      if (typeof entry.id !== "string" || entry.id === "")
+        fail(`models[${i}].id`, "a non-empty string", entry.id, "models");
+      if (typeof entry.baseUrl !== "string" || !/^https?:\/\//.test(entry.baseUrl)) {
+        fail(`models[${i}].baseUrl`, "an http(s) URL", entry.baseUrl, "baseUrl");
+      }
+      for (const field of ["contextWindow", "maxTokens"] as const) {
+        const value = entry[field];
+        if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value > 0)) {
+          fail(`models[${i}].${field}`, "a positive integer", value, field);
+        }
+      }
+      for (const field of ["api", "provider", "name", "apiKeyEnv"] as const) {
+        if (entry[field] !== undefined && typeof entry[field] !== "string")
+          fail(`models[${i}].${field}`, "a string", entry[field], field);
+      }
+    }
+  }
+  if (plugins !== undefined) {
+    if (!Array.isArray(plugins)) fail("plugins", "an array of plugin entries", plugins);
+    for (const [i, entry] of (plugins as unknown[]).entries()) {
+      const ok =
+        typeof entry === "string" ||
+        (Array.isArray(entry) &&
+          (entry.length === 0 || typeof entry[0] === "string" || typeof entry[0] === "object")) ||
+        (typeof entry === "object" && entry !== null);
+      if (!ok)
+        fail(
+          `plugins[${i}]`,
+          'a package name, a "./path.ts", [specifier, options], a plugin object or a tool array',
+          entry,
+          "plugins",
+        );
+    }
+  }
+  if (tools !== undefined) {
+    if (typeof tools !== "object" || tools === null || Array.isArray(tools))
+      fail("tools", "{ active?: string[] }", tools);
+    const active = (tools as { active?: unknown }).active;
+    if (active !== undefined && !(Array.isArray(active) && active.every((n) => typeof n === "string"))) {
+      fail("tools.active", "an array of tool names", active, "active");
+    }
+  }
+  if (session !== undefined) {
+    const dir = (session as { dir?: unknown } | null)?.dir;
+    if (typeof session !== "object" || session === null || (dir !== undefined && typeof dir !== "string")) {
+      fail("session", "{ dir?: string }", session);
+    }
+  }
+  if (systemPrompt !== undefined && typeof systemPrompt !== "string")
+    fail("systemPrompt", "a string", systemPrompt);
+  if (thinkingLevel !== undefined && !THINKING.includes(thinkingLevel as string)) {
+    fail("thinkingLevel", `one of ${THINKING.join(", ")}`, thinkingLevel);
+  }
+  return config as ReinConfig;
+}

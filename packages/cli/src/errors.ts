@@ -1,0 +1,75 @@
+/**
+ * CLI failures: a code, the exit status it maps to, and where the fault is (file
+ * and line, plugin, option). User errors print without a stack trace; `--debug`
+ * shows it. Create errors only through the factories below.
+ */
+
+export const ExitCode = { ok: 0, failed: 1, usage: 2 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export const CliErrorCode = {
+  /** The config file is missing, unparsable or invalid. */
+  config: "config",
+  /** A plugin could not be found, loaded or set up. */
+  plugin: "plugin",
+  /** The model is unknown or its credentials are missing. */
+  model: "model",
+  /** Bad command-line usage. */
+  usage: "usage",
+  /** A session could not be found or opened. */
+  session: "session",
+  /** The run itself failed. */
+  run: "run",
+} as const;
+export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
+
+export interface CliErrorFields {
+  file?: string;
+  line?: number;
+  plugin?: string;
+  cause?: unknown;
+  /** A hint printed under the message (what to do). */
+  hint?: string;
+}
+
+export class CliError extends Error {
+  override readonly name = "CliError";
+  readonly code: CliErrorCode;
+  readonly exitCode: ExitCode;
+  readonly file?: string;
+  readonly line?: number;
+  readonly plugin?: string;
+  readonly hint?: string;
+
+  constructor(code: CliErrorCode, message: string, fields: CliErrorFields = {}) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.code = code;
+    this.exitCode = code === "run" ? ExitCode.failed : ExitCode.usage;
+    if (fields.file !== undefined) this.file = fields.file;
+    if (fields.line !== undefined) this.line = fields.line;
+    if (fields.plugin !== undefined) this.plugin = fields.plugin;
+    if (fields.hint !== undefined) this.hint = fields.hint;
+  }
+}
+
+/** `file:line: message`, as editors and terminals link it. */
+const located = (file: string | undefined, line: number | undefined, message: string) =>
+  file ? `${file}${line ? `:${line}` : ""}: ${message}` : message;
+
+export const configError = (message: string, fields: CliErrorFields = {}) =>
+  new CliError(CliErrorCode.config, located(fields.file, fields.line, message), fields);
+
+export const pluginError = (message: string, fields: CliErrorFields = {}) =>
+  new CliError(CliErrorCode.plugin, located(fields.file, fields.line, message), fields);
+
+export const modelError = (message: string, hint?: string) =>
+  new CliError(CliErrorCode.model, message, hint === undefined ? {} : { hint });
+
+export const usageError = (message: string, hint?: string) =>
+  new CliError(CliErrorCode.usage, message, hint === undefined ? {} : { hint });
+
+export const sessionNotFound = (message: string, cause?: unknown) =>
+  new CliError(CliErrorCode.session, message, { cause });
+
+export const runFailed = (message: string, cause?: unknown) =>
+  new CliError(CliErrorCode.run, message, { cause });

@@ -1,0 +1,44 @@
+/** A session's active branch as Markdown: messages, tool calls with arguments, results and decisions. */
+import type { Session } from "@rein/harness";
+import { transcript } from "./transcript.js";
+
+const fence = (text: string, lang = "") => {
+  const ticks = text.includes("```") ? "````" : "```";
+  return `${ticks}${lang}\n${text}\n${ticks}`;
+};
+
+export function sessionMarkdown(session: Session): string {
+  const parts = [`# Session ${session.id}`, ""];
+  if (session.name) parts.push(`_${session.name}_`, "");
+  parts.push(
+    `Created ${new Date(session.header.createdAt).toISOString()}${session.header.cwd ? ` in \`${session.header.cwd}\`` : ""}.`,
+    "",
+  );
+  for (const item of transcript(session)) {
+    if (item.kind === "user") parts.push("## User", "", item.text, "");
+    else if (item.kind === "note") parts.push(`> ${item.text.replace(/\n/g, "\n> ")}`, "");
+    else {
+      parts.push(`## Assistant (${item.model})`, "");
+      if (item.text) parts.push(item.text, "");
+      if (item.error) parts.push(`**Error:** ${item.error}`, "");
+      for (const call of item.toolCalls) {
+        parts.push(
+          `### Tool call \`${call.name}\``,
+          "",
+          fence(JSON.stringify(call.args, null, 2), "json"),
+          "",
+        );
+        if (call.decision) {
+          const verb = call.decision.decision === "deny" ? "**Denied**" : "Allowed";
+          parts.push(
+            `${verb} by \`${call.decision.by}\`: ${call.decision.reason}${call.decision.askedBy ? ` (asked by \`${call.decision.askedBy}\`)` : ""}`,
+            "",
+          );
+        }
+        if (call.result)
+          parts.push(call.result.isError ? "Result (error):" : "Result:", "", fence(call.result.text), "");
+      }
+    }
+  }
+  return `${parts.join("\n").trimEnd()}\n`;
+}

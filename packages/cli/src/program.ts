@@ -1,0 +1,134 @@
+/**
+ * The `rein` command line. Commands load their modules lazily so `rein --version`
+ * and `--help` start without loading providers or the TypeScript loader.
+ */
+import { readFileSync } from "node:fs";
+import { Command, Option } from "commander";
+
+export interface GlobalOptions {
+  cwd: string;
+  config?: string | undefined;
+  debug: boolean;
+}
+
+export const version = (): string =>
+  (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
+    .version;
+
+export function buildProgram(
+  run: (task: (globals: GlobalOptions) => Promise<number>) => Promise<void>,
+): Command {
+  const program = new Command("rein")
+    .description("Run configured LLM agents with policy, permission and tool plugins.")
+    .version(version(), "-v, --version")
+    .option(
+      "-c, --config <file>",
+      "config file (default: rein.config.* found from the working directory upward)",
+    )
+    .option("-C, --cwd <dir>", "working directory", process.cwd())
+    .option("--debug", "show stack traces for errors", false)
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command("run")
+    .description("run the configured agent; with no prompt on a TTY, an interactive chat")
+    .argument("[prompt...]", "what the agent should do (or pipe it on stdin)")
+    .option("--json", "print every event as one JSON line on stdout")
+    .option("-s, --session <id>", "resume a session (id or unique prefix)")
+    .option("--continue", "resume the latest session")
+    .option("--script <file>", "use a scripted model: a JSON array of replies (offline)")
+    .action((words: string[], options) =>
+      run(async (g) => (await import("./commands/run.js")).runCommand(words, options, g)),
+    );
+
+  program
+    .command("init")
+    .description("scaffold rein.config.ts and an example plugin with a test")
+    .option("--force", "overwrite existing files")
+    .action((options) => run(async (g) => (await import("./commands/init.js")).initCommand(options, g)));
+
+  program
+    .command("plugins")
+    .description("the loaded plugins: what each taps (hook, stage) and the tools each adds")
+    .option("--json", "as JSON")
+    .action((options) =>
+      run(async (g) => (await import("./commands/plugins.js")).pluginsCommand(options, g)),
+    );
+
+  program
+    .command("tools")
+    .description("tools with their parameter schemas and whether they are active")
+    .option("--json", "as JSON")
+    .action((options) => run(async (g) => (await import("./commands/tools.js")).toolsCommand(options, g)));
+
+  const sessions = program.command("sessions").description("browse, fork and export sessions");
+  sessions
+    .command("list")
+    .description("sessions, newest first")
+    .option("--json", "as JSON")
+    .action((options) => run(async (g) => (await import("./commands/sessions.js")).listSessions(options, g)));
+  sessions
+    .command("show")
+    .description("the messages, tool calls and decisions of a session's active branch")
+    .argument("<id>", "session id or unique prefix")
+    .option("--json", "entries as JSON lines")
+    .action((id: string, options) =>
+      run(async (g) => (await import("./commands/sessions.js")).showSession(id, options, g)),
+    );
+  sessions
+    .command("tree")
+    .description("draw the session's branch tree with labels and the active leaf")
+    .argument("<id>", "session id or unique prefix")
+    .action((id: string) => run(async (g) => (await import("./commands/sessions.js")).treeSession(id, g)));
+  sessions
+    .command("fork")
+    .description("copy a session's branch up to an entry into a new session")
+    .argument("<id>", "session id or unique prefix")
+    .argument("[entry]", "entry id to fork at (default: the active leaf)")
+    .action((id: string, entry: string | undefined) =>
+      run(async (g) => (await import("./commands/sessions.js")).forkSession(id, entry, g)),
+    );
+  sessions
+    .command("export")
+    .description("export a session as Markdown (default) or a standalone HTML page")
+    .argument("<id>", "session id or unique prefix")
+    .addOption(new Option("--format <format>", "output format").choices(["md", "html"]).default("md"))
+    .option("--html", "shorthand for --format html")
+    .option("-o, --out <file>", "write to a file instead of stdout")
+    .action((id: string, options) =>
+      run(async (g) => (await import("./commands/export.js")).exportSession(id, options, g)),
+    );
+
+  program
+    .command("replay")
+    .description(
+      "re-run a session's tool calls through the current gate stack (no model, no tools); exit 1 if any verdict changed",
+    )
+    .argument("<session>", "session id, unique prefix, or path to a .jsonl file")
+    .option("--json", "one JSON line per call")
+    .action((id: string, options) =>
+      run(async (g) => (await import("./commands/replay.js")).replayCommand(id, options, g)),
+    );
+
+  program
+    .command("doctor")
+    .description("check the config, plugins, options, model and credentials")
+    .action(() => run(async (g) => (await import("./commands/doctor.js")).doctorCommand(g)));
+
+  program
+    .command("models")
+    .description("the models pi-ai knows, and the configured ones")
+    .option("-p, --provider <name>", "only this provider")
+    .option("--json", "as JSON")
+    .action((options) => run(async (g) => (await import("./commands/models.js")).modelsCommand(options, g)));
+
+  return program;
+}
+
+export { globalsFrom };
+
+function globalsFrom(program: Command): GlobalOptions {
+  const opts = program.opts<{ config?: string; cwd: string; debug: boolean }>();
+  return { cwd: opts.cwd, config: opts.config, debug: opts.debug };
+}

@@ -1,0 +1,144 @@
+/**
+ * Every failure the SDK raises is an `SdkError` with a stable `code` and, where a
+ * plugin or tool is at fault, its name in `plugin` / `tool`. Callers (the CLI,
+ * tests) switch on those fields, never on message text; messages are for people.
+ * Create errors only through the factories below so codes and fields stay consistent.
+ */
+
+export const SdkErrorCode = {
+  /** A plugin's options do not match its schema. */
+  invalidOptions: "invalid_options",
+  /** Two plugins (or a plugin and the harness) register the same tool name. */
+  duplicateTool: "duplicate_tool",
+  /** Two plugins with the same name were loaded into one harness. */
+  duplicatePlugin: "duplicate_plugin",
+  /** A plugin's `setup` threw or rejected. */
+  pluginSetup: "plugin_setup",
+  /** One or more cleanups failed while disposing plugins (all were still attempted). */
+  pluginCleanup: "plugin_cleanup",
+  /** Something passed as a plugin is not one (bad name, no setup, bad schema, bad entry). */
+  invalidPlugin: "invalid_plugin",
+  /** A `defineTool` definition is malformed. */
+  invalidTool: "invalid_tool",
+  /** A plugin used its `rein` object after it was disposed. */
+  pluginDisposed: "plugin_disposed",
+  /** A plugin asked for something the SDK deliberately does not offer (e.g. hook interceptors). */
+  unsupported: "unsupported",
+} as const;
+
+export type SdkErrorCode = (typeof SdkErrorCode)[keyof typeof SdkErrorCode];
+
+export interface SdkErrorFields {
+  /** The plugin at fault (for a tool pack: `tools[<index>]`). */
+  plugin?: string;
+  /** The tool concerned. */
+  tool?: string;
+  /** The other party of a conflict (the plugin that registered the tool first, or `harness`). */
+  otherPlugin?: string;
+  /** The option path (JSON pointer, `""` for the options object itself). */
+  path?: string;
+  /** The hook concerned. */
+  hook?: string;
+  /** For `plugin_cleanup`: each failure, in disposal order. */
+  errors?: readonly SdkError[];
+  cause?: unknown;
+}
+
+export class SdkError extends Error {
+  override readonly name = "SdkError";
+  readonly code: SdkErrorCode;
+  readonly plugin?: string;
+  readonly tool?: string;
+  readonly otherPlugin?: string;
+  readonly path?: string;
+  readonly hook?: string;
+  readonly errors?: readonly SdkError[];
+
+  constructor(code: SdkErrorCode, message: string, fields: SdkErrorFields = {}) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.code = code;
+    if (fields.plugin !== undefined) this.plugin = fields.plugin;
+    if (fields.tool !== undefined) this.tool = fields.tool;
+    if (fields.otherPlugin !== undefined) this.otherPlugin = fields.otherPlugin;
+    if (fields.path !== undefined) this.path = fields.path;
+    if (fields.hook !== undefined) this.hook = fields.hook;
+    if (fields.errors !== undefined) this.errors = fields.errors;
+  }
+}
+
+export function isSdkError(value: unknown, code?: SdkErrorCode): value is SdkError {
+  return value instanceof SdkError && (code === undefined || value.code === code);
+}
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export const invalidOptions = (plugin: string, path: string, problem: string) =>
+  new SdkError(SdkErrorCode.invalidOptions, `plugin "${plugin}": option ${path || "(root)"} ${problem}`, {
+    plugin,
+    path,
+  });
+
+export const duplicateTool = (tool: string, plugin: string, otherPlugin: string) =>
+  new SdkError(
+    SdkErrorCode.duplicateTool,
+    otherPlugin === "harness"
+      ? `plugin "${plugin}" registers tool "${tool}", which the harness already has`
+      : `tool "${tool}" is registered by both plugin "${otherPlugin}" and plugin "${plugin}"`,
+    { plugin, tool, otherPlugin },
+  );
+
+export const duplicatePlugin = (plugin: string) =>
+  new SdkError(
+    SdkErrorCode.duplicatePlugin,
+    `plugin "${plugin}" is loaded twice (plugin names must be unique)`,
+    {
+      plugin,
+    },
+  );
+
+export const pluginSetupFailed = (plugin: string, cause: unknown) =>
+  new SdkError(SdkErrorCode.pluginSetup, `plugin "${plugin}" failed in setup: ${describe(cause)}`, {
+    plugin,
+    cause,
+  });
+
+export const pluginCleanupFailed = (plugin: string, cause: unknown) =>
+  new SdkError(SdkErrorCode.pluginCleanup, `plugin "${plugin}" failed in cleanup: ${describe(cause)}`, {
+    plugin,
+    cause,
+  });
+
+export const cleanupFailures = (errors: readonly SdkError[]) =>
+  new SdkError(
+    SdkErrorCode.pluginCleanup,
+    `${errors.length} plugin cleanup${errors.length > 1 ? "s" : ""} failed: ${errors.map((e) => e.message).join("; ")}`,
+    { errors, ...(errors.length === 1 && errors[0]?.plugin ? { plugin: errors[0].plugin } : {}) },
+  );
+
+export const invalidPlugin = (
+  message: string,
+  plugin?: string,
+  fields: Omit<SdkErrorFields, "plugin"> = {},
+) =>
+  new SdkError(SdkErrorCode.invalidPlugin, message, {
+    ...fields,
+    ...(plugin === undefined ? {} : { plugin }),
+  });
+
+export const invalidTool = (tool: string | undefined, problem: string) =>
+  new SdkError(
+    SdkErrorCode.invalidTool,
+    `defineTool(${tool === undefined ? "?" : JSON.stringify(tool)}): ${problem}`,
+    tool === undefined ? {} : { tool },
+  );
+
+export const pluginDisposed = (plugin: string, what: string) =>
+  new SdkError(SdkErrorCode.pluginDisposed, `plugin "${plugin}" was disposed; it can no longer ${what}`, {
+    plugin,
+  });
+
+export const unsupported = (plugin: string, what: string, hook?: string) =>
+  new SdkError(SdkErrorCode.unsupported, `plugin "${plugin}": ${what}`, {
+    plugin,
+    ...(hook === undefined ? {} : { hook }),
+  });

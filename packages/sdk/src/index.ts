@@ -1,0 +1,108 @@
+/**
+ * @rein/sdk: what a plugin or tool-pack author imports. A plugin depends on this
+ * package alone: the authoring functions, the plugin host, `Type`, and every type
+ * a hook, listener or tool touches are re-exported here. See README.md.
+ */
+
+export type {
+  AgentHarness,
+  AgentMessage,
+  AgentTool,
+  AnyAgentTool,
+  AssistantMessage,
+  AttributedVerdict,
+  BeforeRunPayload,
+  BranchRequest,
+  CompactionTrigger,
+  CompactRequest,
+  ConfigKey,
+  ConfigView,
+  DecisionRecord,
+  DefaultToolVerdict,
+  EntryInput,
+  EventListener,
+  EventOf,
+  EventPayloads,
+  EventType,
+  GateDecision,
+  GateVerdict,
+  HarnessEvent,
+  HarnessHook,
+  HarnessHooks,
+  HookContext,
+  HookContextOf,
+  HookName,
+  HookPayload,
+  HookResult,
+  ImageContent,
+  PermissionAnswer,
+  PermissionRequest,
+  QueueControl,
+  RecordedToolResult,
+  ReinTapOptions,
+  RequestOptions,
+  RequestPayload,
+  RunOutcome,
+  SessionContext,
+  SessionEntry,
+  SessionFacade,
+  StopDecision,
+  StopRequest,
+  SummaryDecision,
+  TextContent,
+  ThinkingLevel,
+  ToolCallInfo,
+  ToolCallPayload,
+  ToolExecutionContext,
+  ToolGateCall,
+  ToolHookContext,
+  ToolResult,
+  ToolResultPayload,
+  ToolRisk,
+  WritableEntry,
+} from "@rein/harness";
+export { HarnessError, isHarnessError, Stage, TOOL_RISKS, textResult } from "@rein/harness";
+export { type Static, type TSchema, Type } from "typebox";
+export type { TapRecord } from "./attributed-hooks.js";
+export { type CustomModelConfig, defineConfig, type PluginEntry, type ReinConfig } from "./config.js";
+export * from "./errors.js";
+export {
+  type EvaluateToolCallOptions,
+  evaluateToolCall,
+  type HarnessLike,
+  type ToolCallEvaluation,
+  type ToolCallProbe,
+} from "./evaluate-tool-call.js";
+export { configView, sessionFacade } from "./harness-views.js";
+export { type LogLevel, type LogRecord, type LogSink, type PluginLogger, stderrSink } from "./logger.js";
+export {
+  type AnyReinPlugin,
+  type Cleanup,
+  definePlugin,
+  isReinPlugin,
+  type PluginDefinition,
+  type PluginOptions,
+  type Rein,
+  type ReinPlugin,
+  type SetupResult,
+} from "./plugin.js";
+export {
+  type LoadedPlugin,
+  type LoadPluginsOptions,
+  loadPlugins,
+  type PluginHost,
+  type PluginHostEntry,
+} from "./plugin-host.js";
+export { resolvePluginOptions } from "./plugin-options.js";
+export {
+  createScriptedModel,
+  type RecordedRequest,
+  type ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptReply,
+  type ScriptRequest,
+  type ScriptStep,
+  type ScriptToolCall,
+  toAssistantMessage,
+} from "./scripted-model.js";
+export { defineTool, isAgentToolLike, TOOL_NAME_PATTERN, type ToolDefinition } from "./tool.js";

@@ -1,0 +1,202 @@
+/**
+ * `loadPlugins`: applies plugins and tool packs to one harness, in order, and
+ * takes them off again.
+ *
+ * Invariants:
+ * - Everything that can be checked without side effects is checked first (entry
+ *   shapes, unique names, options against their schemas), so a bad config never
+ *   leaves a half-loaded harness behind.
+ * - Entries are applied in the order given; that is also tap order within a stage.
+ * - If applying an entry fails, every entry applied so far (including the failing
+ *   one's partial registrations) is disposed before the error is thrown: the
+ *   harness is left as it was.
+ * - `dispose()` goes in reverse order, awaits async cleanups, attempts every
+ *   plugin even when one fails, then reports all failures at once.
+ */
+import type { AgentHarness, AnyAgentTool } from "@rein/harness";
+import type { TapRecord } from "./attributed-hooks.js";
+import {
+  cleanupFailures,
+  duplicatePlugin,
+  invalidPlugin,
+  isSdkError,
+  pluginSetupFailed,
+  type SdkError,
+} from "./errors.js";
+import { type LogSink, stderrSink } from "./logger.js";
+import { type AnyReinPlugin, checkPluginName, isReinPlugin } from "./plugin.js";
+import { resolvePluginOptions } from "./plugin-options.js";
+import { PluginScope } from "./plugin-scope.js";
+import { isAgentToolLike } from "./tool.js";
+
+/** What `loadPlugins` accepts: a plugin, a plugin with its options, or a tool pack (an array of tools). */
+export type PluginHostEntry = AnyReinPlugin | readonly [AnyReinPlugin, unknown?] | readonly AnyAgentTool[];
+
+export interface LoadPluginsOptions {
+  /** Where plugin loggers write. Default: stderr (`debug` only with `REIN_DEBUG`). */
+  logger?: LogSink;
+}
+
+/** One loaded entry, as `rein plugins` shows it. */
+export interface LoadedPlugin {
+  name: string;
+  version: string | undefined;
+  kind: "plugin" | "tool-pack";
+  /** Each tap, with its hook and stage, in registration order. */
+  taps: readonly TapRecord[];
+  /** Names of the tools it added. */
+  tools: readonly string[];
+  /** Event listeners it has registered. */
+  listeners: number;
+}
+
+export interface PluginHost {
+  readonly harness: AgentHarness;
+  /** The loaded plugins and tool packs, in load order (empty once disposed). */
+  readonly plugins: readonly LoadedPlugin[];
+  readonly disposed: boolean;
+  /**
+   * Disposes every entry in reverse order. All are attempted; if any cleanup
+   * failed, rejects afterwards with `SdkError` `plugin_cleanup` listing them.
+   */
+  dispose(): Promise<void>;
+}
+
+interface PlannedEntry {
+  name: string;
+  version: string | undefined;
+  plugin?: AnyReinPlugin;
+  options?: unknown;
+  tools?: readonly AnyAgentTool[];
+}
+
+function plan(entry: unknown, index: number): PlannedEntry {
+  if (isReinPlugin(entry)) return planPlugin(entry, undefined);
+  if (Array.isArray(entry)) {
+    if (entry.length > 0 && isReinPlugin(entry[0])) {
+      if (entry.length > 2) {
+        throw invalidPlugin(`plugins[${index}]: expected [plugin, options], got ${entry.length} elements`);
+      }
+      return planPlugin(entry[0], entry[1]);
+    }
+    const name = `tools[${index}]`;
+    const notTool = entry.findIndex((tool) => !isAgentToolLike(tool));
+    if (notTool >= 0) {
+      throw invalidPlugin(
+        `plugins[${index}]: element ${notTool} is neither a tool (defineTool) nor, as first element, a plugin`,
+        name,
+      );
+    }
+    return { name, version: undefined, tools: entry as AnyAgentTool[] };
+  }
+  const hint =
+    typeof entry === "string"
+      ? ` (module specifiers like ${JSON.stringify(entry)} are resolved by the CLI; pass the imported plugin)`
+      : "";
+  throw invalidPlugin(`plugins[${index}] is not a plugin, [plugin, options] or an array of tools${hint}`);
+}
+
+function planPlugin(plugin: AnyReinPlugin, rawOptions: unknown): PlannedEntry {
+  const problem = checkPluginName(plugin.name);
+  if (problem) throw invalidPlugin(problem, plugin.name);
+  return {
+    name: plugin.name,
+    version: plugin.version,
+    plugin,
+    options: resolvePluginOptions(plugin.name, plugin.options, rawOptions),
+  };
+}
+
+function describeScope(scope: PluginScope, kind: LoadedPlugin["kind"]): LoadedPlugin {
+  return {
+    name: scope.name,
+    version: scope.version,
+    kind,
+    taps: scope.taps.map((tap) => ({ ...tap })),
+    tools: scope.tools.map((tool) => tool.name),
+    listeners: scope.listenerCount,
+  };
+}
+
+async function disposeAll(scopes: readonly PluginScope[]): Promise<SdkError[]> {
+  const failures: SdkError[] = [];
+  for (const scope of [...scopes].reverse()) failures.push(...(await scope.dispose()));
+  return failures;
+}
+
+async function apply(entry: PlannedEntry, scope: PluginScope): Promise<void> {
+  if (entry.tools) {
+    for (const tool of entry.tools) scope.registerTool(tool);
+    return;
+  }
+  const plugin = entry.plugin as AnyReinPlugin;
+  let cleanup: unknown;
+  try {
+    cleanup = await plugin.setup(scope.rein, entry.options);
+  } catch (error) {
+    // The SDK's own errors (duplicate_tool, ...) already name the plugin: keep their code.
+    if (isSdkError(error) && error.plugin !== undefined) throw error;
+    throw pluginSetupFailed(entry.name, error);
+  }
+  if (typeof cleanup === "function") scope.addCleanup(cleanup as () => void);
+  else if (cleanup !== undefined) {
+    throw invalidPlugin(
+      `plugin "${entry.name}": setup returned something other than a cleanup function`,
+      entry.name,
+    );
+  }
+}
+
+/**
+ * Applies plugins and tool packs to `harness`, in order. Rejects (leaving the
+ * harness as it was) on a malformed entry, a duplicate plugin name, invalid
+ * options, a setup failure or a tool name registered twice.
+ */
+export async function loadPlugins(
+  harness: AgentHarness,
+  entries: readonly PluginHostEntry[],
+  options: LoadPluginsOptions = {},
+): Promise<PluginHost> {
+  const sink = options.logger ?? stderrSink;
+  const planned = entries.map((entry, index) => plan(entry, index));
+  const seen = new Set<string>();
+  for (const entry of planned) {
+    if (seen.has(entry.name)) throw duplicatePlugin(entry.name);
+    seen.add(entry.name);
+  }
+
+  const scopes: { scope: PluginScope; kind: LoadedPlugin["kind"] }[] = [];
+  for (const entry of planned) {
+    const scope = new PluginScope(harness, entry.name, entry.version, sink);
+    scopes.push({ scope, kind: entry.tools ? "tool-pack" : "plugin" });
+    try {
+      await apply(entry, scope);
+    } catch (error) {
+      const rollback = await disposeAll(scopes.map((s) => s.scope));
+      for (const failure of rollback) {
+        sink({ level: "error", plugin: failure.plugin ?? entry.name, message: failure.message, args: [] });
+      }
+      throw error;
+    }
+  }
+
+  let disposing: Promise<void> | undefined;
+  return {
+    harness,
+    get plugins() {
+      return scopes
+        .filter(({ scope }) => !scope.disposed)
+        .map(({ scope, kind }) => describeScope(scope, kind));
+    },
+    get disposed() {
+      return disposing !== undefined;
+    },
+    dispose() {
+      disposing ??= (async () => {
+        const failures = await disposeAll(scopes.map((s) => s.scope));
+        if (failures.length > 0) throw cleanupFailures(failures);
+      })();
+      return disposing;
+    },
+  };
+}

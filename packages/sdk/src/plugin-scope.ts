@@ -1,0 +1,147 @@
+/**
+ * One applied plugin: the `rein` object its setup receives, and everything it
+ * registered through it.
+ *
+ * Invariants: every tap carries the plugin's name and every listener has the
+ * plugin as `owner` (so `plugin_error`, gate decisions and `removeTaps` all name
+ * it); `dispose()` runs the plugin's cleanups in reverse registration order, then
+ * removes its taps, listeners and tools and restores the default verdict it set,
+ * attempting every step even when one fails, and returns the failures instead of
+ * throwing halfway. Once disposed, the `rein` object refuses new registrations.
+ */
+import {
+  type AgentHarness,
+  type AnyAgentTool,
+  type DefaultToolVerdict,
+  type EventListener,
+  type EventType,
+  removeTaps,
+} from "@rein/harness";
+import { attributedHooks, type TapRecord } from "./attributed-hooks.js";
+import { invalidTool, pluginCleanupFailed, pluginDisposed, type SdkError } from "./errors.js";
+import { configView, sessionFacade } from "./harness-views.js";
+import { createPluginLogger, type LogSink } from "./logger.js";
+import type { Cleanup, Rein } from "./plugin.js";
+import { isAgentToolLike } from "./tool.js";
+import { addTool, removeTool } from "./tool-ownership.js";
+
+export class PluginScope {
+  readonly taps: TapRecord[] = [];
+  readonly tools: AnyAgentTool[] = [];
+  readonly rein: Rein;
+  private readonly cleanups: Cleanup[] = [];
+  private readonly unsubscribers = new Set<() => void>();
+  private verdictSet: { previous: DefaultToolVerdict; set: DefaultToolVerdict } | undefined;
+  private disposedFlag = false;
+
+  constructor(
+    private readonly harness: AgentHarness,
+    readonly name: string,
+    readonly version: string | undefined,
+    sink: LogSink,
+  ) {
+    this.rein = this.createRein(sink);
+  }
+
+  get disposed(): boolean {
+    return this.disposedFlag;
+  }
+
+  /** Number of event listeners still registered. */
+  get listenerCount(): number {
+    return this.unsubscribers.size;
+  }
+
+  /** A cleanup returned from `setup` (or given to `onDispose`). */
+  addCleanup(cleanup: Cleanup): void {
+    this.cleanups.push(cleanup);
+  }
+
+  /** Adds a tool for this scope (also used for tool packs, which have no setup). */
+  registerTool(tool: AnyAgentTool): () => void {
+    this.assertLive("register tools");
+    if (!isAgentToolLike(tool)) {
+      throw invalidTool(
+        typeof (tool as { name?: unknown } | undefined)?.name === "string"
+          ? (tool as { name: string }).name
+          : undefined,
+        `plugin "${this.name}" registered something that is not a tool (use defineTool)`,
+      );
+    }
+    const owned = addTool(this.harness, tool, this.name);
+    this.tools.push(owned);
+    return () => {
+      const index = this.tools.indexOf(owned);
+      if (index < 0) return;
+      this.tools.splice(index, 1);
+      removeTool(this.harness, owned);
+    };
+  }
+
+  async dispose(): Promise<SdkError[]> {
+    if (this.disposedFlag) return [];
+    this.disposedFlag = true;
+    const failures: SdkError[] = [];
+    const attempt = async (step: () => unknown) => {
+      try {
+        await step();
+      } catch (error) {
+        failures.push(pluginCleanupFailed(this.name, error));
+      }
+    };
+    for (const cleanup of this.cleanups.splice(0).reverse()) await attempt(cleanup);
+    await attempt(() => removeTaps(this.harness.hooks, this.name));
+    for (const unsubscribe of [...this.unsubscribers]) await attempt(unsubscribe);
+    this.unsubscribers.clear();
+    for (const tool of this.tools.splice(0).reverse()) await attempt(() => removeTool(this.harness, tool));
+    const verdict = this.verdictSet;
+    // Restore only if nobody replaced our verdict since: a later plugin's choice wins.
+    if (verdict && this.harness.defaultToolVerdict === verdict.set) {
+      await attempt(() => this.harness.setDefaultToolVerdict(verdict.previous));
+    }
+    return failures;
+  }
+
+  private assertLive(what: string): void {
+    if (this.disposedFlag) throw pluginDisposed(this.name, what);
+  }
+
+  private listen(add: () => () => void): () => void {
+    this.assertLive("listen to events");
+    const unsubscribe = add();
+    const remove = () => {
+      if (this.unsubscribers.delete(remove)) unsubscribe();
+    };
+    this.unsubscribers.add(remove);
+    return remove;
+  }
+
+  private createRein(sink: LogSink): Rein {
+    const harness = this.harness;
+    const owner = { owner: this.name };
+    return Object.freeze({
+      plugin: Object.freeze({ name: this.name, version: this.version }),
+      hooks: attributedHooks(harness.hooks, this),
+      on: <K extends EventType>(
+        type: K,
+        listener: EventListener<Extract<Parameters<EventListener>[0], { type: K }>>,
+      ) => this.listen(() => harness.on(type, listener, owner)),
+      subscribe: (listener: EventListener) => this.listen(() => harness.subscribe(listener, owner)),
+      registerTool: (tool: AnyAgentTool) => this.registerTool(tool),
+      config: configView(harness),
+      session: sessionFacade(harness),
+      logger: createPluginLogger(this.name, sink),
+      setDefaultToolVerdict: (verdict: DefaultToolVerdict) => {
+        this.assertLive("set the default tool verdict");
+        const previous = this.verdictSet?.previous ?? harness.defaultToolVerdict;
+        harness.setDefaultToolVerdict(verdict);
+        this.verdictSet = { previous, set: verdict };
+      },
+      onDispose: (cleanup: Cleanup) => {
+        this.assertLive("register cleanups");
+        if (typeof cleanup !== "function") throw new TypeError("onDispose expects a function");
+        this.addCleanup(cleanup);
+      },
+    });
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * A scripted model on pi-ai's faux provider: replies given compactly, every
+ * request recorded. Used by the testing kit and by the CLI's
+ * `model: { script: [...] }` / `rein run --script`, so it lives in the main entry
+ * and has no test-runner code.
+ *
+ * Invariants: no network, no API key; each reply is consumed once, in order; a
+ * request beyond the script gets the faux provider's error reply ("No more faux
+ * responses queued"), which the harness persists as a closed error message;
+ * `dispose()` unregisters the provider.
+ */
+import {
+  type AssistantMessage,
+  type Context,
+  type FauxContentBlock,
+  fauxAssistantMessage,
+  fauxText,
+  fauxToolCall,
+  type Model,
+  registerFauxProvider,
+  type StreamOptions,
+} from "@mariozechner/pi-ai";
+
+/** A tool call in a scripted reply. */
+export interface ScriptToolCall {
+  name: string;
+  args?: Record<string, unknown>;
+  id?: string;
+}
+
+/** One scripted reply, without functions (what a JSON script file can hold). */
+export type ScriptReply =
+  | string
+  | { text: string; toolCalls?: undefined }
+  | { toolCalls: ScriptToolCall[]; text?: string }
+  | AssistantMessage;
+
+/** What a reply function sees: the request the model received. */
+export interface ScriptRequest {
+  context: Context;
+  options: StreamOptions | undefined;
+  /** 1-based: which request this is. */
+  callCount: number;
+}
+
+/** A scripted reply, or a function of the request that returns one. */
+export type ScriptStep = ScriptReply | ((request: ScriptRequest) => ScriptReply | Promise<ScriptReply>);
+
+export interface RecordedRequest {
+  /** The context as sent (messages copied: later turns do not change it). */
+  context: Context;
+  options: StreamOptions | undefined;
+  modelId: string;
+}
+
+export interface ScriptedModel {
+  /** The pi-ai model to give the harness. */
+  // biome-ignore lint/suspicious/noExplicitAny: any provider API.
+  readonly model: Model<any>;
+  /** Every request the model received, in order. */
+  readonly requests: readonly RecordedRequest[];
+  /** Queues more replies after the ones already scripted. */
+  append(steps: readonly ScriptStep[]): void;
+  /** Replies not yet consumed. */
+  pending(): number;
+  /** Unregisters the faux provider. */
+  dispose(): void;
+}
+
+const isAssistantMessage = (value: unknown): value is AssistantMessage =>
+  typeof value === "object" && value !== null && (value as { role?: unknown }).role === "assistant";
+
+/** Turns a compact reply into the assistant message the faux provider streams. */
+export function toAssistantMessage(reply: ScriptReply): AssistantMessage {
+  if (typeof reply === "string") return fauxAssistantMessage(reply);
+  if (isAssistantMessage(reply)) return reply;
+  if (typeof reply === "object" && reply !== null && Array.isArray(reply.toolCalls)) {
+    const blocks: FauxContentBlock[] = [];
+    if (reply.text) blocks.push(fauxText(reply.text));
+    for (const call of reply.toolCalls) {
+      blocks.push(fauxToolCall(call.name, call.args ?? {}, call.id ? { id: call.id } : {}));
+    }
+    return fauxAssistantMessage(blocks, { stopReason: "toolUse" });
+  }
+  if (typeof reply === "object" && reply !== null && typeof reply.text === "string") {
+    return fauxAssistantMessage(reply.text);
+  }
+  throw new TypeError(
+    `a script step must be a string, { text }, { toolCalls: [...] }, an assistant message or a function; got ${JSON.stringify(reply)}`,
+  );
+}
+
+export interface ScriptedModelOptions {
+  /** Model id (default the faux provider's). */
+  modelId?: string;
+  contextWindow?: number;
+  /** Streaming speed; default instant. */
+  tokensPerSecond?: number;
+}
+
+export function createScriptedModel(
+  steps: readonly ScriptStep[] = [],
+  options: ScriptedModelOptions = {},
+): ScriptedModel {
+  const models =
+    options.modelId !== undefined || options.contextWindow !== undefined
+      ? [
+          {
+            id: options.modelId ?? "scripted",
+            ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+          },
+        ]
+      : undefined;
+  const faux = registerFauxProvider({
+    ...(models ? { models } : {}),
+    ...(options.tokensPerSecond !== undefined ? { tokensPerSecond: options.tokensPerSecond } : {}),
+    // Large chunks: fewer message_update events, faster tests; streaming still happens.
+    tokenSize: { min: 50, max: 50 },
+  });
+  const requests: RecordedRequest[] = [];
+  const wrap =
+    (step: ScriptStep) =>
+    async (
+      context: Context,
+      streamOptions: StreamOptions | undefined,
+      state: { callCount: number },
+      model: Model<string>,
+    ) => {
+      requests.push({
+        context: { ...context, messages: [...context.messages] },
+        options: streamOptions,
+        modelId: model.id,
+      });
+      const reply =
+        typeof step === "function"
+          ? await step({ context, options: streamOptions, callCount: state.callCount })
+          : step;
+      return toAssistantMessage(reply);
+    };
+  // Validate compact replies now, so a typo fails where the script is written, not mid-run.
+  for (const step of steps) if (typeof step !== "function") toAssistantMessage(step);
+  faux.setResponses(steps.map(wrap));
+  return {
+    model: faux.getModel(),
+    requests,
+    append(more) {
+      for (const step of more) if (typeof step !== "function") toAssistantMessage(step);
+      faux.appendResponses(more.map(wrap));
+    },
+    pending: () => faux.getPendingResponseCount(),
+    dispose: () => faux.unregister(),
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * @rein/sdk/testing: test a plugin offline with a real harness and a scripted
+ * model. No test-runner imports: use it from vitest, node:test or jest alike.
+ */
+export {
+  type EvaluateToolCallOptions,
+  evaluateToolCall as checkToolCall,
+  type ToolCallEvaluation,
+  type ToolCallProbe,
+} from "../evaluate-tool-call.js";
+export {
+  createScriptedModel,
+  type RecordedRequest,
+  type ScriptedModel,
+  type ScriptReply,
+  type ScriptRequest,
+  type ScriptStep,
+  type ScriptToolCall,
+} from "../scripted-model.js";
+export {
+  createTestHarness,
+  type TestHarness,
+  type TestHarnessConfig,
+  type TestHarnessOptions,
+} from "./test-harness.js";

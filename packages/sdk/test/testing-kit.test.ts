@@ -1,0 +1,206 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import {
+  type AssistantMessage,
+  definePlugin,
+  defineTool,
+  evaluateToolCall,
+  type GateVerdict,
+  type ToolGateCall,
+  type ToolHookContext,
+  Type,
+} from "../src/index.js";
+import { checkToolCall, createTestHarness } from "../src/testing/index.js";
+
+/** A hand-built assistant message (what a test gets when it needs full control of a reply). */
+function fauxLikeReply(text: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [{ type: "text", text }],
+    api: "faux",
+    provider: "faux",
+    model: "faux",
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+}
+
+const echo = defineTool({
+  name: "echo",
+  description: "Echo text",
+  risk: "read",
+  parameters: Type.Object({ text: Type.String() }),
+  execute: (args) => ({ content: [{ type: "text", text: `echo:${args.text}` }] }),
+});
+
+describe("createTestHarness", () => {
+  it("accepts compact script steps: text, { text }, { toolCalls }, a message and a function", async () => {
+    const t = await createTestHarness({
+      tools: [echo],
+      script: [
+        { toolCalls: [{ name: "echo", args: { text: "a" }, id: "call-1" }] },
+        (request) => `saw ${request.context.messages.length} messages`,
+      ],
+    });
+    await t.prompt("first");
+    t.script({ text: "second answer" }, fauxLikeReply("third answer"), "fourth");
+    await t.prompt("second");
+    await t.prompt("third");
+    await t.prompt("fourth");
+    const texts = t
+      .messages()
+      .filter((m) => m.role === "assistant")
+      .map((m) => (m.role === "assistant" ? m.content.find((c) => c.type === "text") : undefined))
+      .map((c) => (c?.type === "text" ? c.text : undefined));
+    expect(texts).toEqual([undefined, "saw 3 messages", "second answer", "third answer", "fourth"]);
+    expect(t.eventsOf("tool_execution_end")).toMatchObject([{ toolCallId: "call-1", toolName: "echo" }]);
+    await t.dispose();
+  });
+
+  it("records what the model received, including tool results and the system prompt", async () => {
+    const t = await createTestHarness({
+      tools: [echo],
+      config: { systemPrompt: "be brief" },
+      script: [{ toolCalls: [{ name: "echo", args: { text: "x" } }] }, "ok"],
+    });
+    await t.prompt("go");
+    expect(t.requests).toHaveLength(2);
+    expect(t.requests[0]?.context.systemPrompt).toBe("be brief");
+    expect(t.requests[1]?.context.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult"]);
+    await t.dispose();
+  });
+
+  it("types eventsOf by event type", async () => {
+    const t = await createTestHarness({ script: ["hi"] });
+    await t.prompt("hello");
+    const ends = t.eventsOf("agent_end");
+    expectTypeOf<(typeof ends)[number]["status"]>().toEqualTypeOf<
+      "completed" | "aborted" | "error" | "blocked"
+    >();
+    expect(ends.map((e) => e.status)).toEqual(["completed"]);
+    expect(t.events.at(-1)?.type).toBe("settled");
+    await t.dispose();
+  });
+
+  it("persists an error reply when the script runs out (no network fallback)", async () => {
+    const t = await createTestHarness();
+    await t.prompt("anyone?");
+    const last = t.messages().at(-1);
+    expect(last).toMatchObject({ role: "assistant", stopReason: "error" });
+    await t.dispose();
+  });
+
+  it("unregisters the scripted model on dispose even when plugins fail to clean up", async () => {
+    const plugin = definePlugin({
+      name: "bad-cleanup",
+      setup: () => () => {
+        throw new Error("nope");
+      },
+    });
+    const t = await createTestHarness({ plugins: [plugin] });
+    await expect(t.dispose()).rejects.toMatchObject({ code: "plugin_cleanup" });
+  });
+});
+
+describe("checkToolCall / evaluateToolCall", () => {
+  it("is the same function on both entries and takes a harness or a test harness", async () => {
+    expect(checkToolCall).toBe(evaluateToolCall);
+    const t = await createTestHarness({ tools: [echo] });
+    expect(await checkToolCall(t.harness, { name: "echo", args: { text: "a" } })).toMatchObject({
+      decision: "allow",
+      by: "harness:default",
+      registered: true,
+    });
+    await t.dispose();
+  });
+
+  it("returns the args after toolCall rewrites, validated again", async () => {
+    const rewrite = definePlugin({
+      name: "shout",
+      setup: (rein) =>
+        rein.hooks.toolCall.tap("shout", (call) => ({
+          ...call,
+          args: { text: String(call.args.text).toUpperCase() },
+        })),
+    });
+    const t = await createTestHarness({ plugins: [rewrite], tools: [echo] });
+    expect(await t.checkToolCall({ name: "echo", args: { text: "hi" } })).toMatchObject({
+      args: { text: "HI" },
+    });
+    await t.dispose();
+  });
+
+  it("denies (by harness) arguments that do not match the tool's schema, as a run would", async () => {
+    const t = await createTestHarness({ tools: [echo] });
+    expect(await t.checkToolCall({ name: "echo", args: { nope: 1 } })).toMatchObject({
+      decision: "deny",
+      by: "harness",
+    });
+    await t.dispose();
+  });
+
+  it("runs permissionAsk for an ask, and reports who asked and who answered", async () => {
+    const asker = definePlugin({
+      name: "asker",
+      setup: (rein) => rein.hooks.toolGate.tap("asker", () => ({ decision: "ask", reason: "sure?" })),
+    });
+    const answerer = definePlugin({
+      name: "answerer",
+      setup: (rein) => rein.hooks.permissionAsk.tap("answerer", () => ({ decision: "allow" })),
+    });
+    const t = await createTestHarness({ plugins: [asker, answerer], tools: [echo] });
+    expect(await t.checkToolCall({ name: "echo", args: { text: "a" } })).toMatchObject({
+      decision: "allow",
+      by: "answerer",
+      askedBy: "asker",
+      reason: "sure?",
+      gate: { decision: "ask", by: "asker" },
+    });
+    await t.dispose();
+  });
+
+  it("gives a gate the call's risk and a read-only context, and can override the risk", async () => {
+    const seen: { call: ToolGateCall; cwd: string; tool: string }[] = [];
+    const spy = definePlugin({
+      name: "spy",
+      setup: (rein) =>
+        rein.hooks.toolGate.tap("spy", (call, context) => {
+          seen.push({ call, cwd: context.config.cwd, tool: context.call.tool.name });
+          return undefined;
+        }),
+    });
+    const t = await createTestHarness({ plugins: [spy], tools: [echo], config: { cwd: "/w" } });
+    await t.checkToolCall({ name: "echo", args: { text: "a" } });
+    await t.checkToolCall({ name: "echo", args: { text: "a" }, risk: "network" });
+    await t.checkToolCall({ name: "gone", args: { anything: true }, risk: "exec" });
+    expect(seen.map((s) => [s.call.name, s.call.risk, s.cwd, s.tool])).toEqual([
+      ["echo", "read", "/w", "echo"],
+      ["echo", "network", "/w", "echo"],
+      ["gone", "exec", "/w", "gone"],
+    ]);
+    await t.dispose();
+  });
+
+  it("keeps hook typing for plugin authors (payloads and results autocomplete)", () => {
+    definePlugin({
+      name: "typed-hooks",
+      setup(rein) {
+        rein.hooks.toolGate.tap("typed-hooks", (call, context) => {
+          expectTypeOf(call).toEqualTypeOf<ToolGateCall>();
+          expectTypeOf(context).toEqualTypeOf<ToolHookContext>();
+          const verdict: GateVerdict = { decision: "deny", reason: "r", rule: "x" };
+          return verdict;
+        });
+        // @ts-expect-error a gate verdict's decision is allow | ask | deny.
+        rein.hooks.toolGate.tap("typed-hooks", () => ({ decision: "maybe", reason: "r" }));
+      },
+    });
+  });
+});
