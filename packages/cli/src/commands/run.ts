@@ -71,12 +71,15 @@ export async function runCommand(
     process.exit(ExitCode.failed);
   };
   process.on("SIGINT", onInterrupt);
+  // A tool may wait on nothing but the abort signal; without a handle Node would end the process mid-run.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   try {
     if (chat) return await chatLoop(agent, term);
     const outcome = await promptOnce(agent, prompt);
     if (!options.json) sessionNote(agent, term);
     return exitCodeOf(outcome, term, options.json === true);
   } finally {
+    clearInterval(keepAlive);
     process.off("SIGINT", onInterrupt);
     detach();
     await agent.dispose();
