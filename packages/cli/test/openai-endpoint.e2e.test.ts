@@ -1,12 +1,12 @@
+import { startOpenAICompatibleServer } from "@rein/sdk/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { fakeOpenAI } from "./support/openai-fake.js";
 import { cleanup, project, rein, TOOLS_PLUGIN } from "./support/rein-process.js";
 
 afterAll(cleanup);
 
 describe("a custom OpenAI-compatible endpoint on loopback", { timeout: 60_000 }, () => {
   it("streams a tool call and an answer through pi-ai's real client, with the tool result sent back", async () => {
-    const server = await fakeOpenAI([
+    const server = await startOpenAICompatibleServer([
       { toolCall: { name: "echo", args: { text: "over http" }, id: "call_1" } },
       { text: "The echo said: over http." },
     ]);

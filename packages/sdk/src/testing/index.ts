@@ -18,6 +18,11 @@ export {
   type ScriptToolCall,
 } from "../scripted-model.js";
 export {
+  type EndpointReply,
+  type OpenAICompatibleServer,
+  startOpenAICompatibleServer,
+} from "./openai-compatible-server.js";
+export {
   createTestHarness,
   type TestHarness,
   type TestHarnessConfig,

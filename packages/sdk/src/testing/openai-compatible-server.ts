@@ -1,15 +1,17 @@
 /**
  * A local OpenAI-compatible chat-completions server on 127.0.0.1 that streams
- * scripted replies as server-sent events, so pi-ai's real client code runs.
+ * scripted replies as server-sent events (`POST <baseUrl>/chat/completions`), so
+ * a test drives pi-ai's real HTTP client code path with no network. Invariant:
+ * it binds loopback only, on a free port, and records every request body.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type FakeReply =
+export type EndpointReply =
   | { text: string }
   | { toolCall: { name: string; args: Record<string, unknown>; id: string } };
 
-export interface FakeOpenAI {
+export interface OpenAICompatibleServer {
   baseUrl: string;
   /** Parsed JSON bodies of every request, in order. */
   requests: Record<string, unknown>[];
@@ -21,11 +23,11 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     id: "chatcmpl-1",
     object: "chat.completion.chunk",
     created: 0,
-    model: "local-model",
+    model: "scripted-endpoint",
     choices: [{ index: 0, delta, finish_reason: finish }],
   })}\n\n`;
 
-function sse(reply: FakeReply): string[] {
+function sse(reply: EndpointReply): string[] {
   if ("text" in reply) {
     const half = Math.ceil(reply.text.length / 2);
     return [
@@ -55,7 +57,7 @@ function sse(reply: FakeReply): string[] {
   ];
 }
 
-export async function fakeOpenAI(replies: FakeReply[]): Promise<FakeOpenAI> {
+export async function startOpenAICompatibleServer(replies: EndpointReply[]): Promise<OpenAICompatibleServer> {
   const requests: Record<string, unknown>[] = [];
   const server: Server = createServer((request, response) => {
     let body = "";

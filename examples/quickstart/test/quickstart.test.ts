@@ -1,0 +1,29 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const reinBin = join(
+  dirname(createRequire(import.meta.url).resolve("@rein/cli/package.json")),
+  "dist",
+  "bin.js",
+);
+
+describe("the quick start", { timeout: 60_000 }, () => {
+  it("lists and reads files, is denied the write with the reason shown, and answers", () => {
+    const result = spawnSync(process.execPath, [reinBin, "run", "What is in this folder?"], {
+      cwd: join(here, ".."),
+      env: { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: mkdtempSync(join(tmpdir(), "rein-cache-")) },
+      encoding: "utf8",
+    });
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/→ ls/);
+    expect(result.stderr).toMatch(/→ read \{"path":"README.md"\}/);
+    expect(result.stderr).toContain("denied by read-only-policy:protected-files: README.md is protected");
+    expect(result.stdout).toContain("the policy did not let me change README.md");
+  });
+});
