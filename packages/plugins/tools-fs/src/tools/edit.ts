@@ -1,0 +1,121 @@
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { defineTool, Type } from "@rein/sdk";
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
+import { resolveInRoot, resolveRoot } from "../paths.js";
+import { errorResult, guarded, looksBinary, type ResolvedFsOptions, textOf } from "../shared.js";
+
+export interface EditDetails {
+  path: string;
+  /** How many occurrences were replaced. */
+  replacements: number;
+  /** 1-based line of the first replacement, in the old file. */
+  firstChangedLine: number;
+  /** A unified diff of the change (`--- a/path`, `+++ b/path`, 3 lines of context). */
+  diff: string;
+}
+
+const parameters = Type.Object({
+  path: Type.String({ description: "File to edit, relative to the root (or absolute inside it)." }),
+  oldText: Type.String({
+    description: "Text to replace, copied exactly from the file (whitespace and indentation included).",
+  }),
+  newText: Type.String({ description: "Text to put in its place." }),
+  replaceAll: Type.Optional(
+    Type.Boolean({
+      description: "Replace every occurrence instead of requiring exactly one. Default false.",
+    }),
+  ),
+});
+
+/** 1-based line numbers of each occurrence start. */
+function occurrenceLines(text: string, needle: string): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let scanned = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) {
+    for (let i = scanned; i < at; i++) if (text.charCodeAt(i) === 10) line++;
+    scanned = at;
+    lines.push(line);
+  }
+  return lines;
+}
+
+export function createEditTool(options: ResolvedFsOptions) {
+  return defineTool<typeof parameters, EditDetails>({
+    name: "edit",
+    label: "Edit file",
+    description: [
+      "Edit a file by replacing exact text: oldText must match the file exactly (whitespace and",
+      "indentation included) and occur exactly once, so include enough surrounding lines to make it unique;",
+      "set replaceAll to replace every occurrence instead. Read the file first.",
+      "Several edits to one file are separate calls. To create a file or rewrite it whole, use write.",
+    ].join(" "),
+    parameters,
+    risk: "write",
+    executionMode: "sequential",
+    execute: (args, ctx) =>
+      guarded<EditDetails>(
+        () => args.path,
+        async () => {
+          const root = resolveRoot(ctx.cwd, options.root);
+          const target = resolveInRoot(root, args.path);
+          const info = await stat(target.real);
+          if (info.isDirectory()) return errorResult(`path ${JSON.stringify(args.path)} is a directory`);
+          if (!info.isFile()) return errorResult(`path ${JSON.stringify(args.path)} is not a regular file`);
+          if (args.oldText === "") {
+            return errorResult(
+              "oldText is empty; give the exact text to replace (use write to create a file)",
+            );
+          }
+          if (args.oldText === args.newText) {
+            return errorResult("oldText and newText are the same; there is nothing to change");
+          }
+          const buffer = await readFile(target.real);
+          if (looksBinary(buffer))
+            return errorResult(`${target.display} is a binary file; edit works on text`);
+          const before = buffer.toString("utf8");
+          // Files with CRLF line endings: match and write with CRLF when the model used LF.
+          const crlf = before.includes("\r\n") && !args.oldText.includes("\r");
+          const oldText = crlf ? args.oldText.replace(/\n/g, "\r\n") : args.oldText;
+          const newText = crlf ? args.newText.replace(/\n/g, "\r\n") : args.newText;
+
+          const lines = occurrenceLines(before, oldText);
+          if (lines.length === 0) {
+            return errorResult(
+              `oldText was not found in ${target.display}; read the file again and copy the text exactly, ` +
+                "including whitespace and indentation",
+            );
+          }
+          if (lines.length > 1 && args.replaceAll !== true) {
+            return errorResult(
+              `oldText occurs ${lines.length} times in ${target.display} (lines ${lines.join(", ")}); ` +
+                "include more surrounding lines to make it unique, or set replaceAll to true to replace every occurrence",
+            );
+          }
+          const after =
+            args.replaceAll === true
+              ? before.split(oldText).join(newText)
+              : before.replace(oldText, () => newText);
+          if (ctx.signal.aborted) return errorResult("aborted; the file was not changed");
+          await writeFile(target.real, after, "utf8");
+          const diff = createTwoFilesPatch(
+            `a/${target.display}`,
+            `b/${target.display}`,
+            before,
+            after,
+            undefined,
+            undefined,
+            { context: 3, headerOptions: FILE_HEADERS_ONLY },
+          );
+          const count = lines.length;
+          const where = count === 1 ? `line ${lines[0]}` : `lines ${lines.join(", ")}`;
+          return {
+            content: textOf(
+              `Edited ${target.display}: replaced ${count} occurrence${count === 1 ? "" : "s"} (${where})`,
+            ),
+            details: { path: target.display, replacements: count, firstChangedLine: lines[0] ?? 1, diff },
+          };
+        },
+      ),
+  });
+}

@@ -1,0 +1,292 @@
+/**
+ * The `bash` tool: runs one command with `bash -c` in the working directory.
+ *
+ * Invariants:
+ * - A call whose signal is already aborted never spawns anything.
+ * - The command runs in its own process group (`detached: true`); abort and timeout
+ *   signal the whole group (SIGTERM, then SIGKILL after a grace period), so children
+ *   and grandchildren go too, even ones that ignore SIGTERM.
+ * - The result waits for the output pipes to close, so nothing printed is lost; it
+ *   never waits forever on a background process that keeps them open.
+ * - Memory is bounded (see OutputCollector); a cut output is kept whole in a temp file.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { defineTool, type ToolExecutionContext, type ToolResult, Type } from "@rein/sdk";
+import { OutputCollector, type TruncationLimits } from "./output.js";
+
+export interface BashToolOptions {
+  /** Directory commands run in, relative to the working directory. Default: the working directory. */
+  root?: string;
+  /** Default timeout in seconds (a call may set its own). Default 120. */
+  timeout?: number;
+  /** The shell run as `<shell> -c <command>`. Default "/bin/bash". */
+  shell?: string;
+  /** Extra environment variables (on top of the host's environment). */
+  env?: Record<string, string>;
+  /** Lines kept from the start of a long output. Default 100. */
+  headLines?: number;
+  /** Lines kept from the end of a long output. Default 400. */
+  tailLines?: number;
+  /** Most bytes of output shown (head and tail together). Default 51200 (50 KiB). */
+  maxBytes?: number;
+  /** Least time between two live output updates, in ms. Default 100. */
+  updateIntervalMs?: number;
+  /** Time between SIGTERM and SIGKILL when stopping a command, in ms. Default 2000. */
+  killGraceMs?: number;
+}
+
+export const BASH_DEFAULTS = {
+  timeout: 120,
+  shell: "/bin/bash",
+  headLines: 100,
+  tailLines: 400,
+  maxBytes: 50 * 1024,
+  updateIntervalMs: 100,
+  killGraceMs: 2000,
+} as const;
+
+/** After the shell exits, how long to wait for its output pipes to close (a background job may hold them). */
+const PIPE_CLOSE_WAIT_MS = 250;
+
+export interface BashDetails {
+  command: string;
+  /** Where the command ran. */
+  cwd: string;
+  /** The exit code, or null when the command was ended by a signal. */
+  exitCode: number | null;
+  /** The signal that ended the shell, if any. */
+  signal?: string;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Whether the output shown was cut (head and tail kept). */
+  truncated: boolean;
+  /** The full output, when it was cut. */
+  fullOutputPath?: string;
+  totalLines: number;
+  totalBytes: number;
+}
+
+/** What a live update carries in `details`. */
+export interface BashUpdateDetails {
+  partial: true;
+  totalLines: number;
+  totalBytes: number;
+}
+
+const parameters = Type.Object({
+  command: Type.String({ description: "The bash command line to run." }),
+  timeout: Type.Optional(
+    Type.Number({ exclusiveMinimum: 0, description: "Timeout in seconds for this command." }),
+  ),
+});
+
+/** Signals a process group; false when it no longer exists. */
+function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface RunOutcome {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stopped?: "timeout" | "abort";
+  spawnError?: Error;
+}
+
+export function createBashTool(options: BashToolOptions = {}) {
+  const settings = { ...BASH_DEFAULTS, ...stripUndefined(options) };
+  const limits: TruncationLimits = {
+    headLines: settings.headLines,
+    tailLines: settings.tailLines,
+    maxBytes: settings.maxBytes,
+  };
+  return defineTool<typeof parameters, BashDetails>({
+    name: "bash",
+    label: "Run shell command",
+    description: [
+      "Run a bash command in the working directory (as `bash -c`) and get its combined stdout and stderr",
+      "and exit code; a non-zero exit is reported as an error.",
+      `Commands time out after ${settings.timeout} s unless you set timeout (seconds); there is no stdin,`,
+      "so avoid interactive commands (pagers, editors, prompts).",
+      `Long output is cut to the first ${settings.headLines} and last ${settings.tailLines} lines`,
+      "and the full output is saved to a file whose path is given, to read with head, tail, grep or sed.",
+      "Prefer the file tools (read, edit, find, grep) for files when they are available.",
+    ].join(" "),
+    parameters,
+    risk: "exec",
+    execute: (args, ctx) => runBash(args, ctx, settings, limits),
+  });
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+async function runBash(
+  args: { command: string; timeout?: number },
+  ctx: ToolExecutionContext,
+  settings: Required<Omit<BashToolOptions, "root" | "env">> & Pick<BashToolOptions, "root" | "env">,
+  limits: TruncationLimits,
+): Promise<ToolResult<BashDetails>> {
+  const fail = (text: string): ToolResult<BashDetails> => ({
+    content: [{ type: "text", text }],
+    isError: true,
+  });
+  if (ctx.signal.aborted) return fail("aborted before start; the command was not run");
+  const cwd = resolve(ctx.cwd, settings.root ?? ".");
+  try {
+    if (!statSync(cwd).isDirectory()) return fail(`working directory ${cwd} is not a directory`);
+  } catch {
+    return fail(`working directory ${cwd} does not exist`);
+  }
+  const timeoutSeconds = args.timeout ?? settings.timeout;
+  const output = new OutputCollector(limits);
+
+  let child: ChildProcess;
+  try {
+    child = spawn(settings.shell, ["-c", args.command], {
+      cwd,
+      detached: true, // its own process group, so abort can kill the whole tree
+      stdio: ["ignore", "pipe", "pipe"],
+      env: settings.env ? { ...process.env, ...settings.env } : process.env,
+    });
+  } catch (error) {
+    return fail(`could not start ${settings.shell}: ${(error as Error).message}`);
+  }
+
+  // Live output, at most once per interval, with a trailing update for the last burst.
+  let lastUpdate = 0;
+  let pendingUpdate: NodeJS.Timeout | undefined;
+  let finished = false;
+  const sendUpdate = () => {
+    pendingUpdate = undefined;
+    if (finished) return;
+    lastUpdate = Date.now();
+    const details: BashUpdateDetails = {
+      partial: true,
+      totalLines: output.totalLines,
+      totalBytes: output.totalBytes,
+    };
+    ctx.update({ content: [{ type: "text", text: output.recent() }], details });
+  };
+  const onData = (chunk: Buffer) => {
+    output.push(chunk);
+    if (pendingUpdate === undefined) {
+      pendingUpdate = setTimeout(
+        sendUpdate,
+        Math.max(0, lastUpdate + settings.updateIntervalMs - Date.now()),
+      );
+    }
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+
+  const outcome = await new Promise<RunOutcome>((settle) => {
+    let stopped: RunOutcome["stopped"];
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let closeTimer: NodeJS.Timeout | undefined;
+    let killed = false;
+    let done = false;
+
+    const finish = (result: RunOutcome) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timeoutTimer);
+      clearTimeout(closeTimer);
+      ctx.signal.removeEventListener("abort", onAbort);
+      // A pending killTimer is left running: a process of the group that ignored
+      // SIGTERM but let go of the pipes still gets its SIGKILL.
+      settle(result);
+    };
+    const settleFromExit = () => {
+      if (exit === undefined) return;
+      const result: RunOutcome = { exitCode: exit.code, signal: exit.signal };
+      if (stopped !== undefined) result.stopped = stopped;
+      finish(result);
+    };
+    const waitForPipes = () => {
+      clearTimeout(closeTimer);
+      closeTimer = setTimeout(() => {
+        // A background process still holds the pipes: stop reading and report.
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        settleFromExit();
+      }, PIPE_CLOSE_WAIT_MS);
+    };
+    const stop = (reason: "timeout" | "abort") => {
+      if (stopped !== undefined || done) return;
+      stopped = reason;
+      const pid = child.pid;
+      if (pid === undefined) return;
+      signalGroup(pid, "SIGTERM");
+      setTimeout(() => {
+        killed = true;
+        signalGroup(pid, "SIGKILL");
+        if (exit !== undefined) waitForPipes();
+      }, settings.killGraceMs);
+    };
+    const onAbort = () => stop("abort");
+    const timeoutTimer = setTimeout(() => stop("timeout"), timeoutSeconds * 1000);
+
+    child.once("error", (error) => finish({ exitCode: null, signal: null, spawnError: error }));
+    child.once("exit", (code, signal) => {
+      exit = { code, signal };
+      // While stopping, wait for the SIGKILL before giving up on the pipes.
+      if (stopped === undefined || killed) waitForPipes();
+    });
+    child.once("close", (code, signal) => {
+      exit ??= { code, signal };
+      settleFromExit();
+    });
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    if (ctx.signal.aborted) onAbort();
+  });
+
+  finished = true;
+  clearTimeout(pendingUpdate);
+  if (outcome.spawnError) {
+    output.dispose();
+    return fail(`could not run the command: ${outcome.spawnError.message}`);
+  }
+  const collected = output.finish();
+  const details: BashDetails = {
+    command: args.command,
+    cwd,
+    exitCode: outcome.stopped ? null : outcome.exitCode,
+    timedOut: outcome.stopped === "timeout",
+    aborted: outcome.stopped === "abort",
+    truncated: collected.truncated,
+    totalLines: collected.totalLines,
+    totalBytes: collected.totalBytes,
+  };
+  if (outcome.signal) details.signal = outcome.signal;
+  if (collected.fullOutputPath) details.fullOutputPath = collected.fullOutputPath;
+
+  let status: string;
+  let isError: boolean;
+  if (outcome.stopped === "timeout") {
+    status = `[timed out after ${timeoutSeconds} s; the command and its child processes were killed]`;
+    isError = true;
+  } else if (outcome.stopped === "abort") {
+    status = "[aborted; the command and its child processes were killed]";
+    isError = true;
+  } else if (outcome.exitCode === null) {
+    status = `[killed by signal ${outcome.signal ?? "unknown"}]`;
+    isError = true;
+  } else {
+    status = `[exit code ${outcome.exitCode}]`;
+    isError = outcome.exitCode !== 0;
+  }
+  const body = collected.text === "" ? "(no output)" : collected.text;
+  return {
+    content: [{ type: "text", text: `${body}\n\n${status}` }],
+    details,
+    isError,
+  };
+}

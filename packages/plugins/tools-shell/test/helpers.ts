@@ -1,0 +1,81 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ToolResult } from "@rein/sdk";
+import { afterEach } from "vitest";
+import { type BashDetails, type BashToolOptions, createBashTool } from "../src/index.js";
+
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Removes a file or directory after the test (e.g. a kept full-output file). */
+export function removeLater(path: string | undefined): void {
+  if (path) made.push(path);
+}
+
+export function tempDir(): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "rein-shell-")));
+  made.push(dir);
+  return dir;
+}
+
+export interface Run {
+  result: Promise<ToolResult<BashDetails>>;
+  updates: ToolResult[];
+  controller: AbortController;
+}
+
+/** Starts the bash tool directly with a fake context; `updates` collects `ctx.update()` calls. */
+export function start(
+  command: string,
+  cwd: string,
+  options: BashToolOptions = {},
+  extra: { timeout?: number; controller?: AbortController } = {},
+): Run {
+  const controller = extra.controller ?? new AbortController();
+  const updates: ToolResult[] = [];
+  const args = extra.timeout === undefined ? { command } : { command, timeout: extra.timeout };
+  const result = Promise.resolve(
+    createBashTool(options).execute(args, {
+      signal: controller.signal,
+      update: (partial) => updates.push(partial),
+      cwd,
+      sessionId: "test-session",
+      toolCallId: "call-1",
+    }),
+  );
+  return { result, updates, controller };
+}
+
+export const run = (command: string, cwd: string, options: BashToolOptions = {}) =>
+  start(command, cwd, options).result;
+
+export const textOf = (result: ToolResult) =>
+  result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+
+/**
+ * Whether a process has terminated: gone entirely, or a zombie (exited, waiting to
+ * be reaped - an orphan's parent may be an init that does not reap).
+ */
+export function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return false;
+  const state = readFileSync(stat, "utf8").split(") ").at(-1)?.[0];
+  return state === "Z" || state === "X";
+}
+
+/** Polls until `check` passes (for waiting on a child's side effects, not for timing). */
+export async function until(check: () => boolean, what: string, limitMs = 10_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
