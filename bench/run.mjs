@@ -1,0 +1,56 @@
+/**
+ * `pnpm bench`: runs every benchmark and prints one table of ratios measured
+ * side by side in this run. Options:
+ *   --only turns,hooks,sessions   run a subset
+ *   --scale 0.1                   shrink every size (quick check; targets then mean little)
+ *   --reps turns=5,hooks=7,sessions=3
+ *   --out file.md                 also write the report to a file
+ */
+import fs from "node:fs";
+import { parseArgs } from "node:util";
+import { benchHooks } from "./src/hooks.mjs";
+import { hookRows, sessionRows, turnRows } from "./src/report.mjs";
+import { benchSessions } from "./src/sessions.mjs";
+import { now } from "./src/stats.mjs";
+import { describeRun, renderTable } from "./src/table.mjs";
+import { benchTurns } from "./src/turns.mjs";
+
+if (typeof globalThis.gc !== "function") {
+  console.error("run with node --expose-gc (pnpm bench does): results are noisier without it");
+}
+
+const { values } = parseArgs({
+  options: {
+    only: { type: "string", default: "turns,hooks,sessions" },
+    scale: { type: "string", default: "1" },
+    reps: { type: "string", default: "" },
+    out: { type: "string" },
+  },
+});
+const only = new Set(values.only.split(","));
+const scale = Number(values.scale);
+const reps = { turns: 5, hooks: 7, sessions: 3 };
+for (const pair of values.reps.split(",").filter(Boolean)) {
+  const [key, value] = pair.split("=");
+  reps[key] = Number(value);
+}
+const log = (line) => console.error(`[bench] ${line}`);
+
+const started = now();
+const rows = [];
+if (only.has("turns")) rows.push(...turnRows(await benchTurns({ reps: reps.turns, scale, log })));
+if (only.has("hooks")) rows.push(...hookRows(await benchHooks({ reps: reps.hooks, scale, log })));
+if (only.has("sessions")) rows.push(...sessionRows(await benchSessions({ reps: reps.sessions, scale, log })));
+const seconds = (now() - started) / 1000;
+
+const missed = rows.filter((r) => r.met === "**no**").length;
+const met = rows.filter((r) => r.met === "yes").length;
+const report = [
+  describeRun({ reps, scale, seconds }),
+  "",
+  renderTable(rows),
+  "",
+  `Targets met: ${met} of ${met + missed}.`,
+].join("\n");
+console.log(report);
+if (values.out) fs.writeFileSync(values.out, `${report}\n`);

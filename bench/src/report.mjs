@@ -1,0 +1,129 @@
+/**
+ * Turns raw benchmark numbers into table rows: what was measured, the ratio
+ * measured side by side in the same run, the target and whether it is met.
+ */
+import { TURN_LABELS } from "./turns.mjs";
+
+const us = (value) => `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} µs`;
+const ms = (value) => `${value.toFixed(value < 100 ? 1 : 0)} ms`;
+const mib = (value) => `${value.toFixed(0)} MiB`;
+const x = (value) => `${value.toFixed(2)}×`;
+
+function row(group, name, measured, ratio, target) {
+  const out = { group, name, measured, ratio: ratio === undefined ? "" : ratio.text, target: "", met: "" };
+  if (target) {
+    out.target = `≤ ${x(target.max)}`;
+    out.met = !Number.isFinite(ratio.value) ? "n/a (noise)" : ratio.value <= target.max ? "yes" : "**no**";
+  }
+  return out;
+}
+
+export function turnRows({ overhead, growth, turns, sizes }) {
+  const rows = [];
+  for (const variant of ["flat", "full"]) {
+    const group = `1. Turn overhead, ${turns} tool turns + answer, provider sees ${
+      variant === "flat" ? "last message only (flat)" : "whole context (full)"
+    }`;
+    const result = overhead[variant];
+    const piOverhead = result.pi.overhead;
+    for (const [id, { perTurn, overhead: above }] of Object.entries(result)) {
+      const measured =
+        id === "floor" ? `${us(perTurn)}/turn` : `${us(perTurn)}/turn, ${us(above)} above floor`;
+      // A non-positive reference means the floor swallowed pi's overhead in noise: no ratio then.
+      const value = piOverhead > 0 ? above / piOverhead : Number.NaN;
+      const ratio =
+        id === "floor"
+          ? undefined
+          : { value, text: Number.isNaN(value) ? "n/a" : `${x(value)} pi's overhead` };
+      rows.push(
+        row(group, TURN_LABELS[id], measured, ratio, id === "reinJsonlDurable" ? { max: 1 } : undefined),
+      );
+    }
+  }
+  const [small, , large] = sizes;
+  const group = `1b. Growth, flat: per-turn cost at ${sizes.join(" / ")} tool turns`;
+  for (const id of Object.keys(growth[250])) {
+    const values = [250, 1000, 4000].map((t) => growth[t][id].perTurn);
+    const above = [250, 1000, 4000].map((t) => growth[t][id].overhead);
+    const ratio = values[2] / values[0];
+    const measured = `${values.map((v) => v.toFixed(0)).join(" / ")} µs/turn (above floor: ${above
+      .map((v) => v.toFixed(0))
+      .join(" / ")})`;
+    const target = id.startsWith("rein") ? { max: 1.25 } : undefined;
+    rows.push(
+      row(
+        group,
+        TURN_LABELS[id],
+        measured,
+        { value: ratio, text: `${x(ratio)} (${large} vs ${small})` },
+        target,
+      ),
+    );
+  }
+  return rows;
+}
+
+export function hookRows(hooks) {
+  const group = "2. Hook dispatch: one toolCall + toolGate + toolResult pass";
+  return Object.entries(hooks).map(([taps, { rein, plain }]) =>
+    row(
+      group,
+      `${taps} tap${taps === "1" ? "" : "s"} per hook: Rein runners vs plain for-loop`,
+      `${us(rein)} vs ${us(plain)} per pass`,
+      { value: rein / plain, text: `${x(rein / plain)} the loop` },
+      taps === "50" ? { max: 2 } : undefined,
+    ),
+  );
+}
+
+export function sessionRows(sessions) {
+  const rows = [];
+  const group = "3. Sessions (JSONL): Rein Session vs pi SessionManager, same messages";
+  const sizes = Object.keys(sessions)
+    .map(Number)
+    .sort((a, b) => a - b);
+  const [small, large] = sizes;
+  const label = (n) => sessions[n].rein.entries.toLocaleString("en-US");
+  for (const n of sizes) {
+    const { rein, pi } = sessions[n];
+    rows.push(
+      row(
+        group,
+        `append ${label(n)} entries (${mib(rein.fileMiB)} / ${mib(pi.fileMiB)} file)`,
+        `${ms(rein.appendMs)} vs ${ms(pi.appendMs)}`,
+        { value: rein.appendMs / pi.appendMs, text: `${x(rein.appendMs / pi.appendMs)} pi` },
+      ),
+    );
+    rows.push(
+      row(
+        group,
+        `reopen + build context, ${label(n)} entries`,
+        `${ms(rein.reopenMs)} vs ${ms(pi.reopenMs)}`,
+        { value: rein.reopenMs / pi.reopenMs, text: `${x(rein.reopenMs / pi.reopenMs)} pi` },
+        n === large ? { max: 0.2 } : undefined,
+      ),
+    );
+    rows.push(
+      row(
+        group,
+        `peak RSS of that reopen, ${label(n)} entries`,
+        `${mib(rein.maxRssMiB)} vs ${mib(pi.maxRssMiB)} (after imports: ${mib(rein.baseRssMiB)} vs ${mib(pi.baseRssMiB)})`,
+        { value: rein.maxRssMiB / pi.maxRssMiB, text: `${x(rein.maxRssMiB / pi.maxRssMiB)} pi` },
+        n === large ? { max: 0.5 } : undefined,
+      ),
+    );
+  }
+  if (small !== undefined && large !== undefined) {
+    const growth = (impl) => sessions[large][impl].reopenMs / sessions[small][impl].reopenMs;
+    rows.push(
+      row(
+        group,
+        `reopen time, ${label(large)} vs ${label(small)} entries (10× the entries)`,
+        `Rein ${x(growth("rein"))}, pi ${x(growth("pi"))}`,
+        { value: growth("rein"), text: `Rein ${x(growth("rein"))}` },
+        { max: 12 },
+      ),
+    );
+  }
+  return rows;
+}
