@@ -3,7 +3,14 @@ import { join } from "node:path";
 import { SessionStore } from "@rein/harness";
 import { chromium } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanup, policyPlugin, project, rein, scriptedConfig, TOOLS_PLUGIN } from "./support/rein-process.js";
+import {
+  cleanup,
+  policyPlugin,
+  project,
+  rein,
+  scriptedConfig,
+  TOOLS_PLUGIN,
+} from "./support/rein-process.js";
 
 afterAll(cleanup);
 
@@ -11,7 +18,10 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 describe("the HTML session viewer in headless Chromium", { timeout: 120_000 }, () => {
   it("shows the branch tree with the active leaf and a denied call with who denied it and why", async () => {
-    expect(existsSync(CHROMIUM), `Chromium is required at ${CHROMIUM} (.ci/run installs Debian's chromium)`).toBe(true);
+    expect(
+      existsSync(CHROMIUM),
+      `Chromium is required at ${CHROMIUM} (.ci/run installs Debian's chromium)`,
+    ).toBe(true);
     const dir = project({
       "rein.config.ts": scriptedConfig(
         [{ toolCalls: [{ name: "push", args: { remote: "origin" } }] }, "I was not allowed to push."],
@@ -23,7 +33,9 @@ describe("the HTML session viewer in headless Chromium", { timeout: 120_000 }, (
     expect((await rein(["run", "push it"], dir)).code).toBe(0);
     const [summary] = new SessionStore(join(dir, ".rein/sessions")).list();
     const page = join(dir, "session.html");
-    expect((await rein(["sessions", "export", summary?.id as string, "--html", "-o", page], dir)).code).toBe(0);
+    expect((await rein(["sessions", "export", summary?.id as string, "--html", "-o", page], dir)).code).toBe(
+      0,
+    );
 
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
