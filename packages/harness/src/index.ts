@@ -3,15 +3,37 @@
  */
 
 export { type Static, type TSchema, Type } from "@mariozechner/pi-ai";
+export {
+  type CompactionSettings,
+  compactionThreshold,
+  DEFAULT_COMPACTION_SETTINGS,
+} from "./compaction/compaction-settings.js";
+export { type BranchInContext, branchInContext, findCutPoint, isCutPoint } from "./compaction/cut-point.js";
+export {
+  filesTouched,
+  SUMMARY_SECTIONS,
+  SUMMARY_SYSTEM_PROMPT,
+  serializeMessage,
+  summaryPrompt,
+} from "./compaction/summarize.js";
+export {
+  type ContextEstimateOptions,
+  estimateContextTokens,
+  estimateFixedTokens,
+  estimateMessageTokens,
+  estimateTextTokens,
+} from "./compaction/token-estimate.js";
 export * from "./errors.js";
 export { EventBus } from "./events/event-bus.js";
 export * from "./events/event-types.js";
 export {
   AgentHarness,
   type AgentHarnessOptions,
+  type CompactOptions,
   type Phase,
   type WritableEntry,
 } from "./harness/agent-harness.js";
+export type { CompactionDetails, CompactionOutcome } from "./harness/compaction-run.js";
 export {
   type DefaultToolVerdict,
   type SystemPromptInput,
@@ -26,6 +48,7 @@ export {
 } from "./harness/message-queues.js";
 export type { PromptInput } from "./harness/prompt-input.js";
 export { HARNESS_DECIDER, resolveDefaultVerdict } from "./harness/tool-decisions.js";
+export type { NavigateOptions, NavigateOutcome } from "./harness/tree-navigation.js";
 export type { TurnSnapshot } from "./harness/turn-snapshot.js";
 export {
   type Attributed,
@@ -44,5 +67,12 @@ export { type InFlightCall, type PluginCallSite, PluginDriver } from "./hooks/pl
 export { shortId } from "./ids.js";
 export { runAgentLoop } from "./loop/agent-loop.js";
 export * from "./loop/loop-types.js";
+export {
+  DEFAULT_RETRY_SETTINGS,
+  isTransientError,
+  type RetryPolicy,
+  type RetrySettings,
+  retryDelay,
+} from "./loop/retry.js";
 export * from "./session/index.js";
 export * from "./tools.js";

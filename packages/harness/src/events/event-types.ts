@@ -20,7 +20,9 @@ export type ConfigKey =
   | "systemPrompt"
   | "requestOptions"
   | "queueModes"
-  | "defaultToolVerdict";
+  | "defaultToolVerdict"
+  | "compaction"
+  | "retry";
 
 /** One streaming step of an assistant message (pi-ai's event, without the repeated partial). */
 export interface StreamDelta {
@@ -28,6 +30,8 @@ export interface StreamDelta {
   contentIndex?: number;
   delta?: string;
 }
+
+export type CompactionReason = "manual" | "threshold" | "overflow";
 
 export type QueueName = "steer" | "followUp" | "nextTurn";
 
@@ -63,14 +67,48 @@ export interface EventPayloads {
   };
   config_change: { key: ConfigKey; pending: boolean };
   save_point: { hadPendingWrites: boolean; flushed: number };
-  compaction_start: { reason: "manual" | "threshold" | "overflow" };
+  /** A compaction begins (manual, or automatic inside a run: `runId` set). */
+  compaction_start: { reason: CompactionReason; tokensBefore: number; runId?: string };
+  /**
+   * `done`: a `compaction` entry (`entryId`) was appended; `cancelled`: a `beforeCompact` tap
+   * cancelled (`detail` is the reason and `by` the tap); `skipped`: nothing to compact;
+   * `failed` / `aborted`: nothing was written.
+   */
   compaction_end: {
-    reason: "manual" | "threshold" | "overflow";
-    status: "done" | "cancelled" | "failed";
+    reason: CompactionReason;
+    status: "done" | "cancelled" | "skipped" | "failed" | "aborted";
     detail?: string;
+    runId?: string;
+    entryId?: string;
+    firstKeptEntryId?: string;
+    tokensBefore?: number;
+    /** Estimated context after the compaction. */
+    tokensAfter?: number;
+    /** Who wrote the summary: `model` or the `beforeCompact` tap that supplied it (or cancelled). */
+    by?: string;
   };
-  branch_start: { targetId: string | null };
-  branch_end: { targetId: string | null; status: "done" | "cancelled" | "failed"; detail?: string };
+  branch_start: { targetId: string | null; fromId?: string | null };
+  /** `summaryEntryId`: the `branch_summary` entry recorded for the abandoned branch, if any. */
+  branch_end: {
+    targetId: string | null;
+    status: "done" | "cancelled" | "failed" | "aborted";
+    detail?: string;
+    summaryEntryId?: string;
+    by?: string;
+  };
+  /**
+   * A transient provider error (rate limit, overload, network) will be retried after
+   * `delayMs`: `attempt` is the attempt about to be made (2 = the first retry), of `maxAttempts`.
+   * `operation`: a run's model request, or the model call writing a summary.
+   */
+  retry: {
+    runId?: string;
+    operation: "request" | "summary";
+    attempt: number;
+    maxAttempts: number;
+    delayMs: number;
+    errorMessage: string;
+  };
   abort: { runId?: string; reason?: string };
   plugin_error: { plugin: string; hook: string; message: string; code: string; toolCallId?: string };
   settled: { runId?: string };
@@ -108,6 +146,7 @@ const EVENT_TYPE_TABLE: Record<EventType, true> = {
   compaction_end: true,
   branch_start: true,
   branch_end: true,
+  retry: true,
   abort: true,
   plugin_error: true,
   settled: true,

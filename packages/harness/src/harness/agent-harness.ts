@@ -2,8 +2,10 @@
  * AgentHarness: one session's runs (spec ../../../../../shared/spec/harness.md).
  *
  * Invariants:
- * - Structural operations (`prompt`, `navigateTree`) take the phase synchronously
- *   before their first await and otherwise reject with code `busy`.
+ * - Structural operations (`prompt`, `compact`, `navigateTree`) take the phase
+ *   synchronously before their first await and otherwise reject with code `busy`.
+ *   Compaction, navigation and retry logic live in compaction-run.ts,
+ *   tree-navigation.ts and ../loop/retry.ts; this class wires them.
  * - Every turn runs from a snapshot built from the session plus the live config at
  *   turn start; setters never alter a turn already running.
  * - A message is persisted before any listener sees its `message_end`.
@@ -13,6 +15,12 @@
  * - `settled` is emitted last; `waitForIdle()` resolves only after it.
  */
 import type { Model } from "@mariozechner/pi-ai";
+import {
+  type CompactionSettings,
+  DEFAULT_COMPACTION_SETTINGS,
+  resolveCompactionSettings,
+} from "../compaction/compaction-settings.js";
+import { estimateFixedTokens } from "../compaction/token-estimate.js";
 import { busyError, HarnessError, invalidArgument } from "../errors.js";
 import { EventBus } from "../events/event-bus.js";
 import type {
@@ -32,21 +40,29 @@ import {
   runWaterfall,
 } from "../hooks/create-hooks.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
-import type {
-  ConfigView,
-  HookContext,
-  RequestOptions,
-  SessionFacade,
-  ToolCallInfo,
-  ToolHookContext,
-} from "../hooks/hook-types.js";
+import type { RequestOptions } from "../hooks/hook-types.js";
 import { type InFlightCall, PluginDriver } from "../hooks/plugin-driver.js";
 import { shortId } from "../ids.js";
 import { runAgentLoop } from "../loop/agent-loop.js";
 import type { AgentLoopConfig, StreamFunction } from "../loop/loop-types.js";
+import {
+  DEFAULT_RETRY_SETTINGS,
+  type RetryPolicy,
+  type RetrySettings,
+  resolveRetrySettings,
+} from "../loop/retry.js";
 import type { AgentMessage, EntryInput, ThinkingLevel } from "../session/entries.js";
 import type { Session } from "../session/session.js";
+import type { SessionStore } from "../session/session-store.js";
 import type { AnyAgentTool, ToolExecutionContext } from "../tools.js";
+import {
+  type CompactionOutcome,
+  compactAfterOverflow,
+  compactBeforeRequest,
+  type OperationHost,
+  runCompaction,
+} from "./compaction-run.js";
+import { HookViews } from "./hook-views.js";
 import {
   activeTools,
   type DefaultToolVerdict,
@@ -60,6 +76,7 @@ import { MessageQueues, type QueueModes, toUserMessage } from "./message-queues.
 import { PendingWrites } from "./pending-writes.js";
 import { type PromptInput, promptMessage } from "./prompt-input.js";
 import { decideToolCall } from "./tool-decisions.js";
+import { checkTarget, type NavigateOptions, type NavigateOutcome, runNavigation } from "./tree-navigation.js";
 import type { TurnSnapshot } from "./turn-snapshot.js";
 
 export type Phase = "idle" | "turn" | "compaction" | "branch";
@@ -85,8 +102,17 @@ export interface AgentHarnessOptions {
   maxStopContinuations?: number;
   /** `save-point` (default): fsync the session at every save point and at settle. `none`: leave it to the OS. */
   durability?: "save-point" | "none";
-  /** Replaces pi-ai's `streamSimple` (tests, proxies). */
+  /** Replaces pi-ai's `streamSimple` (tests, proxies). Summaries are written through it too. */
   streamFn?: StreamFunction;
+  /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
+  compaction?: Partial<CompactionSettings>;
+  /** Retry of transient provider errors: `enabled` (default true), `maxAttempts` (4), `baseDelayMs` (2 000), `maxDelayMs` (60 000). */
+  retry?: Partial<RetrySettings>;
+}
+
+export interface CompactOptions {
+  /** Extra instructions for the model writing the summary. */
+  instructions?: string;
 }
 
 /** Entry types a caller or plugin may write through the harness (the rest are the harness's own). */
@@ -103,6 +129,8 @@ interface ActiveRun {
   snapshot: TurnSnapshot | undefined;
   /** Set when `beforeRun` rewrote the system prompt: it holds for the whole run. */
   systemPromptOverride: string | undefined;
+  /** An overflow compaction happened since the last successful assistant message (at most one per turn). */
+  overflowCompacted: boolean;
 }
 
 export class AgentHarness {
@@ -117,11 +145,15 @@ export class AgentHarness {
   private readonly maxStopContinuations: number;
   private readonly durability: "save-point" | "none";
   private readonly streamFn: StreamFunction | undefined;
+  private compactionValue: CompactionSettings;
+  private retryValue: RetrySettings;
+  private readonly operationHost: OperationHost;
   private phaseValue: Phase = "idle";
   private active: ActiveRun | undefined;
+  /** The running `compact()` / `navigateTree()`, for `abort()`. */
+  private operation: AbortController | undefined;
   private idle: Promise<void> = Promise.resolve();
-  private readonly configView: ConfigView;
-  private readonly sessionFacade: SessionFacade;
+  private readonly views: HookViews;
 
   constructor(options: AgentHarnessOptions) {
     if (!options?.session) throw invalidArgument("AgentHarness needs a session");
@@ -150,6 +182,8 @@ export class AgentHarness {
     this.maxStopContinuations = options.maxStopContinuations ?? 8;
     this.durability = options.durability ?? "save-point";
     this.streamFn = options.streamFn;
+    this.compactionValue = resolveCompactionSettings(DEFAULT_COMPACTION_SETTINGS, options.compaction);
+    this.retryValue = resolveRetrySettings(DEFAULT_RETRY_SETTINGS, options.retry);
     this.events = new EventBus(this.driver);
     this.queues = new MessageQueues(this.config.queueModes, (queue) => this.queueChanged(queue));
     this.hooks = createHooks({
@@ -157,8 +191,20 @@ export class AgentHarness {
       policy: () => this.failurePolicy,
       report: (failure) => this.reportPluginError(failure),
     });
-    this.configView = this.createConfigView();
-    this.sessionFacade = this.createSessionFacade();
+    this.views = new HookViews({
+      session: this.session,
+      config: this.config,
+      activeToolNames: () => this.activeToolNames,
+      runId: () => this.active?.runId,
+      turnId: () => this.active?.turnId,
+      queues: {
+        steer: (message) => this.steer(message),
+        followUp: (message) => this.followUp(message),
+        nextTurn: (message) => this.nextTurn(message),
+      },
+      append: (input) => this.appendEntry(input),
+    });
+    this.operationHost = this.createOperationHost();
   }
 
   // ---- observation ----
@@ -295,6 +341,24 @@ export class AgentHarness {
     return this.config.cwd;
   }
 
+  get compactionSettings(): Readonly<CompactionSettings> {
+    return { ...this.compactionValue };
+  }
+  /** Changes automatic compaction; the next decision point (turn start, provider error) uses it. */
+  setCompactionSettings(settings: Partial<CompactionSettings>): void {
+    this.compactionValue = resolveCompactionSettings(this.compactionValue, settings);
+    this.configChanged("compaction");
+  }
+
+  get retrySettings(): Readonly<RetrySettings> {
+    return { ...this.retryValue };
+  }
+  /** Changes retry of transient provider errors; the next failure uses it. */
+  setRetrySettings(settings: Partial<RetrySettings>): void {
+    this.retryValue = resolveRetrySettings(this.retryValue, settings);
+    this.configChanged("retry");
+  }
+
   // ---- queues ----
 
   /** Changes direction: injected after the current turn fully ends. */
@@ -323,6 +387,34 @@ export class AgentHarness {
       );
     }
     this.record(input);
+  }
+
+  /**
+   * Sets (or with `null` removes) the label of a tree entry. A session write:
+   * at once when idle, pending until the next save point when busy.
+   */
+  label(entryId: string, label: string | null): void {
+    const entry = this.session.getEntry(entryId);
+    if (entry === undefined || entry.type === "leaf") {
+      throw invalidArgument(`label: no tree entry "${entryId}" in session ${this.session.id}`);
+    }
+    if (label !== null && typeof label !== "string") throw invalidArgument("label must be a string or null");
+    this.record({ type: "label", targetId: entryId, label });
+  }
+
+  /**
+   * A new session file in `store` holding this session's branch from the root to
+   * `entryId` (idle only: every write is committed and synced first). The caller
+   * builds a harness on the returned session; this one is unchanged.
+   */
+  fork(entryId: string, store: SessionStore): Session {
+    if (this.phaseValue !== "idle") throw busyError("fork", this.phaseValue);
+    const entry = this.session.getEntry(entryId);
+    if (entry === undefined || entry.type === "leaf") {
+      throw invalidArgument(`fork: no tree entry "${entryId}" in session ${this.session.id}`);
+    }
+    this.session.sync();
+    return store.fork(this.session.id, entryId);
   }
 
   /** Writes that wait for the next save point. */
@@ -356,6 +448,11 @@ export class AgentHarness {
   abort(reason?: string): void {
     this.queues.clear("steer");
     this.queues.clear("followUp");
+    const operation = this.operation;
+    if (operation && !operation.signal.aborted) {
+      operation.abort(new HarnessError("aborted", reason ?? "aborted"));
+      void this.events.emit({ type: "abort", ...(reason === undefined ? {} : { reason }) });
+    }
     const run = this.active;
     if (!run || run.controller.signal.aborted) return;
     run.controller.abort(reason === undefined ? undefined : new HarnessError("aborted", reason));
@@ -368,49 +465,31 @@ export class AgentHarness {
   }
 
   /**
-   * Moves the active leaf to `targetId` (idle only). `beforeBranch` may cancel
-   * or supply a summary of the abandoned branch, recorded as `branch_summary`.
+   * Summarises the older part of the active branch and appends a `compaction`
+   * entry (idle only; phase `compaction`). Resolves `done`, `cancelled` (by
+   * `beforeCompact`) or `skipped` (nothing to compact); rejects with code
+   * `compaction` (the model failed), `hook` (a tap failed) or `aborted`, having
+   * written nothing.
    */
-  async navigateTree(
-    targetId: string | null,
-    options: { summary?: string } = {},
-  ): Promise<{ status: "done" | "cancelled"; reason?: string }> {
-    this.takePhase("branch", "navigateTree");
-    const fromId = this.session.leafId;
-    let result: { status: "done" | "cancelled"; reason?: string } = { status: "done" };
-    try {
-      if (targetId !== null && !this.session.getEntry(targetId)) {
-        throw invalidArgument(`navigateTree: no entry "${targetId}" in session ${this.session.id}`);
-      }
-      await this.events.emit({ type: "branch_start", targetId });
-      const decision = await runBail(
-        this.hooks,
-        "beforeBranch",
-        { fromId, targetId, summarize: options.summary !== undefined },
-        this.hookContext(new AbortController().signal),
-      );
-      if (decision && "cancel" in decision) {
-        result = { status: "cancelled", reason: `${decision.cancel.reason} (by ${decision.by})` };
-      } else {
-        this.session.moveLeaf(targetId);
-        const summary = decision && "summary" in decision ? decision.summary : options.summary;
-        if (summary !== undefined && fromId !== null && fromId !== targetId) {
-          this.session.append({ type: "branch_summary", fromId, summary });
-        }
-      }
-      await this.events.emit({
-        type: "branch_end",
-        targetId,
-        status: result.status,
-        ...(result.reason ? { detail: result.reason } : {}),
-      });
-    } catch (error) {
-      await this.events.emit({ type: "branch_end", targetId, status: "failed", detail: String(error) });
-      await this.finishPhase();
-      throw error;
-    }
-    await this.finishPhase();
-    return result;
+  compact(options: CompactOptions = {}): Promise<CompactionOutcome> {
+    return this.runOperation("compaction", "compact", async (signal) => {
+      const request = { reason: "manual" as const, signal, instructions: options.instructions };
+      return runCompaction(this.operationHost, { ...request, fixedTokens: await this.fixedTokens() });
+    });
+  }
+
+  /**
+   * Moves the active leaf to `targetId` (idle only; phase `branch`); `null` is the
+   * empty branch. With `summary` (or `summarize: true`, written by the model) the
+   * abandoned branch is recorded as a `branch_summary` after the target.
+   * `beforeBranch` may cancel or supply the summary. Rejects with `invalid_argument`,
+   * `compaction`, `hook` or `aborted`, having written nothing.
+   */
+  navigateTree(targetId: string | null, options: NavigateOptions = {}): Promise<NavigateOutcome> {
+    return this.runOperation("branch", "navigateTree", async (signal) => {
+      checkTarget(this.operationHost, targetId);
+      return runNavigation(this.operationHost, targetId, options, signal);
+    });
   }
 
   /**
@@ -444,6 +523,36 @@ export class AgentHarness {
     resolve?.();
   }
 
+  /** A structural operation other than a run: phase, abort controller, settle (pending writes flush). */
+  private async runOperation<T>(
+    phase: "compaction" | "branch",
+    name: string,
+    body: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    this.takePhase(phase, name);
+    const controller = new AbortController();
+    this.operation = controller;
+    let result: T | undefined;
+    let failure: unknown;
+    try {
+      result = await body(controller.signal);
+    } catch (error) {
+      failure = error;
+    }
+    this.operation = undefined;
+    let settleFailure: unknown;
+    try {
+      this.pending.flush(this.session);
+      if (this.durability === "save-point") this.session.sync();
+    } catch (error) {
+      settleFailure = error;
+    }
+    await this.finishPhase();
+    if (failure !== undefined) throw failure;
+    if (settleFailure !== undefined) throw settleFailure;
+    return result as T;
+  }
+
   private beginRun(): ActiveRun {
     this.takePhase("turn", "prompt");
     const run: ActiveRun = {
@@ -452,6 +561,7 @@ export class AgentHarness {
       turnId: undefined,
       snapshot: undefined,
       systemPromptOverride: undefined,
+      overflowCompacted: false,
     };
     this.active = run;
     return run;
@@ -483,7 +593,7 @@ export class AgentHarness {
         this.hooks,
         "beforeRun",
         { systemPrompt, messages: [...nextTurn, prompt] },
-        this.hookContext(signal),
+        this.views.context(signal),
       );
     } catch (error) {
       this.queues.restore("nextTurn", nextTurn);
@@ -510,6 +620,18 @@ export class AgentHarness {
       signal,
       emit: (event) => this.dispatch(event),
       prepareTurn: () => this.takeSnapshot(run),
+      retry: () => this.retryPolicy(),
+      recoverTurn: async (message, turn) => {
+        if (run.overflowCompacted) return false;
+        const compacted = await compactAfterOverflow(this.operationHost, message, {
+          model: turn.model,
+          signal,
+          runId: run.runId,
+          fixedTokens: () => estimateFixedTokens(turn.systemPrompt, turn.tools),
+        });
+        if (compacted) run.overflowCompacted = true;
+        return compacted;
+      },
       takeSteering: () => this.queues.drain("steer"),
       takeFollowUp: () => this.queues.drain("followUp"),
       planToolCall: (call, tool, args) =>
@@ -517,7 +639,7 @@ export class AgentHarness {
           {
             hooks: this.hooks,
             defaultVerdict: () => this.config.defaultToolVerdict,
-            contextFor: (info) => this.toolHookContext(signal, info),
+            contextFor: (info) => this.views.toolContext(signal, info),
             emit: (event) => this.dispatch(event),
           },
           call,
@@ -531,7 +653,7 @@ export class AgentHarness {
           this.hooks,
           "beforeStop",
           { lastMessage: last, continuations },
-          this.hookContext(signal),
+          this.views.context(signal),
         );
         if (answer?.decision !== "continue") return undefined;
         return [toUserMessage(answer.message)];
@@ -540,11 +662,11 @@ export class AgentHarness {
     if (this.streamFn) config.streamFn = this.streamFn;
     if (this.hooks.beforeRequest.taps.length > 0) {
       config.beforeRequest = (_turn, request) =>
-        runWaterfall(this.hooks, "beforeRequest", request, this.hookContext(signal));
+        runWaterfall(this.hooks, "beforeRequest", request, this.views.context(signal));
     }
     if (this.hooks.providerPayload.taps.length > 0) {
       config.onPayload = (payload) =>
-        runWaterfall(this.hooks, "providerPayload", payload, this.hookContext(signal));
+        runWaterfall(this.hooks, "providerPayload", payload, this.views.context(signal));
     }
     if (this.hooks.toolResult.taps.length > 0) {
       config.finalizeToolResult = (call, tool, result) =>
@@ -552,7 +674,7 @@ export class AgentHarness {
           this.hooks,
           "toolResult",
           result,
-          this.toolHookContext(signal, {
+          this.views.toolContext(signal, {
             id: call.id,
             name: call.name,
             args: call.arguments,
@@ -566,8 +688,13 @@ export class AgentHarness {
 
   /** Persist before broadcast; flush pending writes at the save point after `turn_end` listeners. */
   private async dispatch(event: HarnessEvent): Promise<void> {
-    if (event.type === "message_end") this.session.appendMessage(event.message);
-    else if (event.type === "turn_start" && this.active) this.active.turnId = event.turnId;
+    if (event.type === "message_end") {
+      this.session.appendMessage(event.message);
+      const { message } = event;
+      if (this.active && message.role === "assistant" && message.stopReason !== "error") {
+        this.active.overflowCompacted = false; // the turn got through: a later overflow may compact again
+      }
+    } else if (event.type === "turn_start" && this.active) this.active.turnId = event.turnId;
     await this.events.emit(event);
     if (event.type === "turn_end") await this.savePoint();
   }
@@ -582,13 +709,24 @@ export class AgentHarness {
 
   private async takeSnapshot(run: ActiveRun): Promise<TurnSnapshot> {
     const config = this.config;
-    const context = this.session.buildContext();
+    const model = config.model;
     const tools = activeTools(config);
+    const systemPrompt = run.systemPromptOverride ?? (await this.resolveSystemPrompt());
+    let context = this.session.buildContext();
+    // Auto-compaction, threshold path: the compaction entry is the harness's own structural
+    // write at a turn boundary (before this turn's request), appended directly, not pending.
+    const compacted = await compactBeforeRequest(this.operationHost, context, {
+      model,
+      signal: run.controller.signal,
+      runId: run.runId,
+      fixedTokens: () => estimateFixedTokens(systemPrompt, tools),
+    });
+    if (compacted) context = this.session.buildContext();
     const snapshot: TurnSnapshot = {
       runId: run.runId,
       turnId: run.turnId ?? "",
-      model: config.model,
-      systemPrompt: run.systemPromptOverride ?? (await this.resolveSystemPrompt()),
+      model,
+      systemPrompt,
       messages: context.messages,
       tools,
       allTools: config.tools,
@@ -601,6 +739,16 @@ export class AgentHarness {
     };
     run.snapshot = snapshot;
     return snapshot;
+  }
+
+  /** Estimated tokens of the system prompt and active tool definitions a request would carry now. */
+  private async fixedTokens(): Promise<number> {
+    return estimateFixedTokens(await this.resolveSystemPrompt(), activeTools(this.config));
+  }
+
+  private retryPolicy(): RetryPolicy | undefined {
+    const { enabled, maxAttempts, baseDelayMs, maxDelayMs } = this.retryValue;
+    return enabled ? { maxAttempts, baseDelayMs, maxDelayMs } : undefined;
   }
 
   private async resolveSystemPrompt(): Promise<string> {
@@ -676,75 +824,19 @@ export class AgentHarness {
     });
   }
 
-  // ---- internals: what hooks see ----
+  // ---- internals: what hooks and operations see ----
 
-  private hookContext(signal: AbortSignal): HookContext {
-    const harness = this;
+  private createOperationHost(): OperationHost {
     return {
-      config: this.configView,
-      signal,
-      get runId() {
-        return harness.active?.runId;
-      },
-      get turnId() {
-        return harness.active?.turnId;
-      },
-      queues: {
-        steer: (message) => harness.steer(message),
-        followUp: (message) => harness.followUp(message),
-        nextTurn: (message) => harness.nextTurn(message),
-      },
-      session: this.sessionFacade,
-    };
-  }
-
-  private toolHookContext(signal: AbortSignal, call: ToolCallInfo): ToolHookContext {
-    return Object.assign(this.hookContext(signal), { call });
-  }
-
-  private createConfigView(): ConfigView {
-    const harness = this;
-    return {
-      get model() {
-        return harness.config.model;
-      },
-      get thinkingLevel() {
-        return harness.config.thinkingLevel;
-      },
-      get tools() {
-        return harness.config.tools;
-      },
-      get activeToolNames() {
-        return harness.activeToolNames;
-      },
-      get resources() {
-        return harness.config.resources;
-      },
-      get requestOptions() {
-        return harness.config.requestOptions;
-      },
-      get cwd() {
-        return harness.config.cwd;
-      },
-      get sessionId() {
-        return harness.session.id;
-      },
-    };
-  }
-
-  private createSessionFacade(): SessionFacade {
-    const session = this.session;
-    return {
-      get id() {
-        return session.id;
-      },
-      get leafId() {
-        return session.leafId;
-      },
-      entries: () => session.entries(),
-      getEntry: (id) => session.getEntry(id),
-      buildContext: () => session.buildContext(),
-      append: (input) => this.appendEntry(input),
+      session: this.session,
+      hooks: this.hooks,
+      model: () => this.config.model,
+      requestOptions: () => this.config.requestOptions,
+      streamFn: () => this.streamFn,
+      compactionSettings: () => this.compactionValue,
+      retryPolicy: () => this.retryPolicy(),
+      emit: (event) => this.events.emit(event),
+      hookContext: (signal) => this.views.context(signal),
     };
   }
 }

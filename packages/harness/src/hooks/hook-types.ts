@@ -144,14 +144,25 @@ export type StopDecision =
 export type CompactionTrigger = "manual" | "threshold" | "overflow";
 
 export interface CompactRequest {
+  /** Why: `manual` (`harness.compact()`), `threshold` (the next request would not fit), `overflow` (the provider refused it). */
   readonly trigger: CompactionTrigger;
+  /** Estimated tokens of the context before compaction. */
   readonly tokensBefore: number;
+  /** The messages the summary replaces, oldest first (always set by the harness). */
+  readonly messages?: readonly AgentMessage[];
+  /** The summary of the previous compaction, which the new summary must carry forward. */
+  readonly previousSummary?: string;
+  /** The first entry kept verbatim after the summary (always set by the harness). */
+  readonly firstKeptEntryId?: string;
 }
 
 export interface BranchRequest {
   readonly fromId: string | null;
   readonly targetId: string | null;
+  /** Whether a `branch_summary` of the abandoned branch will be recorded (caller asked for one). */
   readonly summarize: boolean;
+  /** The abandoned branch's messages, oldest first (always set by the harness). */
+  readonly messages?: readonly AgentMessage[];
 }
 
 /** Cancel the operation, or supply its summary instead of asking the model. */

@@ -7,13 +7,16 @@
  * exception in the middle of a turn. Steering is polled after each turn,
  * follow-ups only when the run would stop. Drained queue messages are emitted
  * (and so persisted by the harness) before anything else can fail or abort.
+ * Transient provider errors are retried inside the turn (`config.retry`); a turn
+ * that still ended in a provider error is closed first, and only then may
+ * `config.recoverTurn` ask for a fresh turn repeating the request.
  */
-import { describeError } from "../errors.js";
+import { describeError, isHarnessError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { shortId } from "../ids.js";
 import type { AgentMessage, AssistantMessage } from "../session/entries.js";
 import type { AgentLoopConfig, LoopResult, LoopTurn } from "./loop-types.js";
-import { failureMessage, streamAssistant } from "./stream-assistant.js";
+import { failureMessage, requestAssistant } from "./stream-assistant.js";
 import { runToolCalls } from "./tool-calls.js";
 
 export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopConfig): Promise<LoopResult> {
@@ -41,7 +44,9 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
     let last: AssistantMessage | undefined;
     run: while (true) {
       let hasToolResults = true;
-      while (hasToolResults || pending.length > 0) {
+      let recovering = false;
+      while (hasToolResults || recovering || pending.length > 0) {
+        recovering = false;
         const turnId = shortId();
         turnOpen = { turnId, closed: false };
         await emit({ type: "turn_start", runId, turnId, turnIndex: turnIndex++ });
@@ -49,7 +54,7 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
         pending = [];
 
         turn = await prepareTurn();
-        const streamed = await streamAssistant(turn, config, signal, emit);
+        const streamed = await requestAssistant(turn, config, signal, emit, runId);
         last = streamed.message;
         if (
           streamed.hookFailure !== undefined ||
@@ -57,11 +62,23 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
           last.stopReason === "aborted"
         ) {
           await closeTurn(emit, runId, turnOpen, last, []);
+          if (
+            streamed.hookFailure === undefined &&
+            last.stopReason === "error" &&
+            !signal.aborted &&
+            config.recoverTurn &&
+            (await config.recoverTurn(last, turn))
+          ) {
+            recovering = true;
+            hasToolResults = false;
+            pending = config.takeSteering?.() ?? [];
+            continue;
+          }
           if (streamed.hookFailure !== undefined) {
             status = "error";
             error = streamed.hookFailure;
           } else {
-            status = last.stopReason === "aborted" ? "aborted" : "error";
+            status = last.stopReason === "aborted" || signal.aborted ? "aborted" : "error";
             error =
               last.stopReason === "error" ? new Error(last.errorMessage ?? "provider error") : undefined;
           }
@@ -98,9 +115,11 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
       break;
     }
   } catch (thrown) {
-    status = "error";
+    // An abort that surfaced as a thrown `aborted` error (e.g. during auto-compaction) is an abort.
+    const aborted = signal.aborted && isHarnessError(thrown, "aborted");
+    status = aborted ? "aborted" : "error";
     error = thrown;
-    await closeAfterFailure(emit, runId, turnOpen, turn, thrown);
+    await closeAfterFailure(emit, runId, turnOpen, turn, thrown, aborted);
   }
   try {
     await emit({ type: "agent_end", runId, status, messages: produced });
@@ -140,9 +159,10 @@ async function closeAfterFailure(
   open: { turnId: string; closed: boolean } | undefined,
   turn: LoopTurn | undefined,
   thrown: unknown,
+  aborted: boolean,
 ) {
   if (!open || open.closed) return;
-  const message = failureMessage(turn, describeError(thrown));
+  const message = failureMessage(turn, describeError(thrown), aborted);
   try {
     await emitMessage(emit, message);
     await closeTurn(emit, runId, open, message, []);

@@ -8,6 +8,7 @@ import type { HarnessEvent } from "../events/event-types.js";
 import type { RequestOptions, ToolResultPayload } from "../hooks/hook-types.js";
 import type { AgentMessage, AssistantMessage, DecisionRecord, ThinkingLevel } from "../session/entries.js";
 import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
+import type { RetryPolicy } from "./retry.js";
 
 /** Everything one turn runs with: frozen at turn start, used for request, validation and execution. */
 export interface LoopTurn {
@@ -67,12 +68,25 @@ export interface LoopHooks {
   takeFollowUp?(): AgentMessage[];
   /** One more turn (with these messages) instead of stopping, or `undefined` to stop. */
   beforeStop?(last: AssistantMessage, continuations: number): Promise<AgentMessage[] | undefined>;
+  /**
+   * Called after a turn ended (closed, `turn_end` emitted) in a provider error
+   * that was not retried. Return true to start a fresh turn that repeats the
+   * request (its snapshot is prepared anew), e.g. after compacting an
+   * overflowing context; false ends the run with the error.
+   */
+  recoverTurn?(message: AssistantMessage, turn: LoopTurn): Promise<boolean>;
 }
 
 export interface AgentLoopConfig extends LoopHooks {
   runId?: string;
   signal?: AbortSignal;
   streamFn?: StreamFunction;
+  /**
+   * Transient provider errors (rate limit, overload, network) are retried within
+   * the turn, with backoff, under this policy (read at each failure, so a function
+   * sees live settings). Absent: no retry.
+   */
+  retry?: RetryPolicy | (() => RetryPolicy | undefined);
   /** Awaited for every event, in order. */
   emit?(event: HarnessEvent): Promise<void> | void;
   /**

@@ -7,6 +7,7 @@ import { type Context, streamSimple } from "@mariozechner/pi-ai";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { AssistantMessage, Message } from "../session/entries.js";
 import type { AgentLoopConfig, LoopTurn } from "./loop-types.js";
+import { isTransientError, retryDelay, sleepUnlessAborted } from "./retry.js";
 
 export interface StreamOutcome {
   message: AssistantMessage;
@@ -68,6 +69,49 @@ export async function streamAssistant(
   if (!started) await emit({ type: "message_start", message });
   await emit({ type: "message_end", message });
   return hookFailure === undefined ? { message } : { message, hookFailure };
+}
+
+/**
+ * One request of a turn, retried under `config.retry` while it fails
+ * transiently. Every attempt's message is closed and emitted (so persisted by
+ * the harness: honest history; providers skip error messages when sending),
+ * each retry is announced by a `retry` event, and every attempt uses the same
+ * turn snapshot. An abort during the backoff ends with a closed `aborted` message.
+ */
+export async function requestAssistant(
+  turn: LoopTurn,
+  config: AgentLoopConfig,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+  runId: string,
+): Promise<StreamOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await streamAssistant(turn, config, signal, emit);
+    const { message } = outcome;
+    if (outcome.hookFailure !== undefined || message.stopReason !== "error" || signal.aborted) return outcome;
+    const policy = typeof config.retry === "function" ? config.retry() : config.retry;
+    if (!policy || attempt >= policy.maxAttempts) return outcome;
+    const retryable = policy.isRetryable
+      ? policy.isRetryable(message, turn.model)
+      : isTransientError(message, turn.model);
+    if (!retryable) return outcome;
+    const delayMs = retryDelay(policy, attempt);
+    await emit({
+      type: "retry",
+      runId,
+      operation: "request",
+      attempt: attempt + 1,
+      maxAttempts: policy.maxAttempts,
+      delayMs,
+      errorMessage: message.errorMessage ?? "provider error",
+    });
+    if (!(await sleepUnlessAborted(delayMs, signal))) {
+      const aborted = failureMessage(turn, "aborted while waiting to retry", true);
+      await emit({ type: "message_start", message: aborted });
+      await emit({ type: "message_end", message: aborted });
+      return { message: aborted };
+    }
+  }
 }
 
 /** A closed assistant message for a failure that happened outside the provider. */

@@ -7,7 +7,13 @@
  * entry at a time; only a compaction cannot be applied incrementally (it replaces
  * the prefix), so `extend` refuses it and the owner rebuilds.
  */
-import type { AgentMessage, SessionContext, SessionEntry, ThinkingLevel } from "./entries.js";
+import type {
+  AgentMessage,
+  AppliedCompaction,
+  SessionContext,
+  SessionEntry,
+  ThinkingLevel,
+} from "./entries.js";
 
 export const COMPACTION_SUMMARY_PREFIX =
   "The earlier part of this conversation was compacted to save context. This is its summary:\n\n";
@@ -43,6 +49,7 @@ export class BranchContext {
   #model: { provider: string; modelId: string } | undefined;
   #thinkingLevel: ThinkingLevel | undefined;
   #activeTools: string[] | undefined;
+  #compaction: AppliedCompaction | undefined;
 
   private constructor(leafId: string | null) {
     this.leafId = leafId;
@@ -72,7 +79,17 @@ export class BranchContext {
       }
     }
     for (let i = from; i < branch.length; i++) {
-      if (i === compaction) continue;
+      if (i === compaction) {
+        const entry = branch[i] as Extract<SessionEntry, { type: "compaction" }>;
+        context.#compaction = {
+          entryId: entry.id,
+          summary: entry.summary,
+          firstKeptEntryId: entry.firstKeptEntryId,
+          firstNewMessage: context.#messages.length,
+        };
+        if (entry.details !== undefined) context.#compaction.details = entry.details;
+        continue;
+      }
       const message = entryMessage(branch[i] as SessionEntry);
       if (message !== undefined) context.#messages.push(message);
     }
@@ -98,6 +115,7 @@ export class BranchContext {
     if (this.#model !== undefined) context.model = { ...this.#model };
     if (this.#thinkingLevel !== undefined) context.thinkingLevel = this.#thinkingLevel;
     if (this.#activeTools !== undefined) context.activeTools = this.#activeTools.slice();
+    if (this.#compaction !== undefined) context.compaction = { ...this.#compaction };
     return context;
   }
 

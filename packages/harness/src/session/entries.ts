@@ -148,4 +148,18 @@ export interface SessionContext {
   model?: { provider: string; modelId: string };
   thinkingLevel?: ThinkingLevel;
   activeTools?: string[];
+  /** The latest compaction on the branch, when one applies. */
+  compaction?: AppliedCompaction;
+}
+
+export interface AppliedCompaction {
+  entryId: string;
+  summary: string;
+  firstKeptEntryId: string;
+  /**
+   * Index in `messages` of the first message recorded after the compaction: the ones
+   * before it are the summary and the kept tail (their usage figures predate the compaction).
+   */
+  firstNewMessage: number;
+  details?: unknown;
 }

@@ -7,8 +7,11 @@ import { Session } from "../../src/session/session.js";
 import type { AgentTool, AnyAgentTool } from "../../src/tools.js";
 import { scriptedModel } from "./scripted-model.js";
 
-export function fixture(options: Partial<AgentHarnessOptions> = {}) {
-  const scripted = scriptedModel();
+export function fixture(
+  options: Partial<AgentHarnessOptions> = {},
+  model: { models?: { id: string; contextWindow?: number }[] } = {},
+) {
+  const scripted = scriptedModel(model);
   const session = options.session ?? Session.create(new MemoryStorage());
   const harness = new AgentHarness({ model: scripted.model, ...options, session });
   const events: HarnessEvent[] = [];
