@@ -1,0 +1,310 @@
+/**
+ * @rein/plugin-permissions: answers the gate's `ask` verdicts.
+ *
+ * - In a terminal (input and output are TTYs): a prompt showing the tool, the
+ *   reason it was asked and the exact arguments, answered with allow once / allow
+ *   for this session / deny.
+ * - Without a terminal: deny, with a reason that says how to allow the call.
+ * - Session grants are appended to the session as `custom` entries
+ *   (`rein.permission-grant`) and restored on setup, so a resumed session keeps them.
+ * - A default verdict by tool risk (read: allow; write, exec, network: ask) replaces
+ *   the harness's "allow" for calls no gate has an opinion on.
+ *
+ * Invariants: a grant only ever answers an `ask` (it can never override a deny);
+ * prompts are asked one at a time; an aborted run or closed input is a deny.
+ * The terminal is injectable (`createPermissionsPlugin({ io })`) for tests and UIs.
+ */
+import { createHash } from "node:crypto";
+import {
+  definePlugin,
+  type PermissionAnswer,
+  type PermissionRequest,
+  type Rein,
+  type SessionEntry,
+  type Static,
+  type ToolGateCall,
+  type ToolRisk,
+  Type,
+} from "@rein/sdk";
+import { LineReader, type LineSource } from "./line-reader.js";
+
+export { LineReader, type LineSource } from "./line-reader.js";
+
+/** The session entry's `customType` for a session grant. */
+export const GRANT_ENTRY_TYPE = "rein.permission-grant";
+
+const Verdict = (fallback: "allow" | "ask" | "deny") =>
+  Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], { default: fallback });
+
+export const PermissionsOptions = Type.Object(
+  {
+    /** The verdict for calls no gate has an opinion on, by the tool's risk (`unknown`: tools that declare none). */
+    defaults: Type.Object(
+      {
+        read: Verdict("allow"),
+        write: Verdict("ask"),
+        exec: Verdict("ask"),
+        network: Verdict("ask"),
+        unknown: Verdict("ask"),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    /** Whether to install `defaults` as the harness's default verdict. */
+    setDefaultVerdict: Type.Boolean({ default: true }),
+    /** `auto`: prompt when input and output are terminals; `never`: always answer without a prompt (deny). */
+    prompt: Type.Union([Type.Literal("auto"), Type.Literal("never")], { default: "auto" }),
+    /**
+     * What "allow for this session" covers: `rule` - further calls of the same tool
+     * asked by the same decider (`by`, e.g. `policy:rules[2]`); `exact` - the same tool
+     * with the same arguments only.
+     */
+    grantScope: Type.Union([Type.Literal("rule"), Type.Literal("exact")], { default: "rule" }),
+  },
+  { additionalProperties: false },
+);
+export type PermissionsOptions = Static<typeof PermissionsOptions>;
+
+/** The terminal the prompt uses. `isTTY` overrides the streams' own flags. */
+export interface PromptIO {
+  input: LineSource & { isTTY?: boolean };
+  output: { write(text: string): unknown; isTTY?: boolean };
+  isTTY?: boolean;
+}
+
+export interface PermissionsPluginOptions {
+  /** The prompt's streams; default `process.stdin` and `process.stderr` (read when a prompt is needed). */
+  io?: PromptIO | (() => PromptIO);
+  /** Plugin name; default `permissions`. */
+  name?: string;
+}
+
+/** A session grant, as stored in a `rein.permission-grant` entry's `data`. */
+export interface PermissionGrant {
+  tool: string;
+  /** The decider whose `ask` this grant answers. */
+  askedBy: string;
+  scope: "rule" | "exact";
+  /** For `exact`: sha256 of the canonical JSON of the arguments. */
+  argsHash?: string;
+  grantedAt: string;
+}
+
+type Answer = "once" | "session" | "deny";
+
+/** JSON with object keys sorted, so equal arguments always give the same text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value)) ?? "null";
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    return out;
+  }
+  return value;
+}
+
+export const argsHash = (args: unknown) =>
+  `sha256:${createHash("sha256").update(canonicalJson(args)).digest("hex")}`;
+
+/** How the call reads in policy-rule grammar: `bash(git push)`, `write(src/a.ts)`, or the bare tool name. */
+export function ruleFor(call: Pick<ToolGateCall, "name" | "args">): string {
+  for (const key of ["command", "path"]) {
+    const value = call.args[key];
+    if (typeof value === "string" && !value.includes("\n")) return `${call.name}(${value})`;
+  }
+  return call.name;
+}
+
+/** The reason of a deny given without a terminal: why, and how to allow such a call. */
+export function nonInteractiveReason(
+  request: PermissionRequest,
+  why = "there is no terminal to ask",
+): string {
+  const { call, verdict } = request;
+  const how = [
+    `run it in a terminal and answer "y" or "s"`,
+    `or allow it in the config, e.g. ["@rein/plugin-policy", { rules: [{ rule: ${JSON.stringify(ruleFor(call))}, decision: "allow", reason: "..." }] }]`,
+  ];
+  if (verdict.by === "harness:default") {
+    how.push(
+      `or set ["@rein/plugin-permissions", { defaults: { ${call.risk ?? "unknown"}: "allow" } }] (the default verdict asked)`,
+    );
+  }
+  return `${verdict.reason} (asked by ${verdict.by}); ${why}, so it is denied. To allow it: ${how.join(", ")}`;
+}
+
+const isGrant = (value: unknown): value is PermissionGrant => {
+  if (typeof value !== "object" || value === null) return false;
+  const grant = value as Partial<PermissionGrant>;
+  return (
+    typeof grant.tool === "string" &&
+    typeof grant.askedBy === "string" &&
+    (grant.scope === "rule" || (grant.scope === "exact" && typeof grant.argsHash === "string"))
+  );
+};
+
+/** The grants recorded in a session's entries (every branch: a grant is for the whole session). */
+export function grantsFrom(entries: readonly SessionEntry[]): PermissionGrant[] {
+  const grants: PermissionGrant[] = [];
+  for (const entry of entries) {
+    if (entry.type === "custom" && entry.customType === GRANT_ENTRY_TYPE && isGrant(entry.data)) {
+      grants.push(entry.data);
+    }
+  }
+  return grants;
+}
+
+function covers(grant: PermissionGrant, request: PermissionRequest): boolean {
+  if (grant.tool !== request.call.name || grant.askedBy !== request.verdict.by) return false;
+  return grant.scope === "rule" || grant.argsHash === argsHash(request.call.args);
+}
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split("\n")
+    .map((line) => prefix + line)
+    .join("\n");
+}
+
+/** The prompt text for one request. */
+export function promptText(request: PermissionRequest, scope: "rule" | "exact"): string {
+  const { call, verdict } = request;
+  const sessionWhat =
+    scope === "rule" ? `further ${call.name} calls that ${verdict.by} asks about` : "these exact arguments";
+  return [
+    "",
+    `Permission needed: ${call.name}${call.risk ? ` (risk: ${call.risk})` : ""}`,
+    `  reason: ${verdict.reason}`,
+    `  asked by: ${verdict.by}`,
+    "  arguments:",
+    indent(JSON.stringify(call.args, null, 2), "    "),
+    `  [y] allow once   [s] allow for this session (${sessionWhat})   [n] deny`,
+    "",
+  ].join("\n");
+}
+
+function parseAnswer(line: string): Answer | undefined {
+  const answer = line.trim().toLowerCase();
+  if (["y", "yes", "o", "once", "allow"].includes(answer)) return "once";
+  if (["s", "session", "a", "always"].includes(answer)) return "session";
+  if (["n", "no", "d", "deny", ""].includes(answer)) return "deny";
+  return undefined;
+}
+
+const defaultIO = (): PromptIO => ({ input: process.stdin, output: process.stderr });
+
+/** Builds the plugin; `io` replaces the terminal (tests drive it with a PassThrough pair flagged as TTY). */
+export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
+  const resolveIO =
+    typeof plugin.io === "function" ? plugin.io : () => (plugin.io as PromptIO) ?? defaultIO();
+  const readers = new WeakMap<object, LineReader>();
+  const readerFor = (io: PromptIO) => {
+    let reader = readers.get(io.input);
+    if (!reader) {
+      reader = new LineReader(io.input);
+      readers.set(io.input, reader);
+    }
+    return reader;
+  };
+
+  return definePlugin({
+    name: plugin.name ?? "permissions",
+    version: "0.1.0",
+    description: "Terminal permission prompts, session grants, and a default verdict by tool risk.",
+    options: PermissionsOptions,
+    setup(rein: Rein, options: PermissionsOptions) {
+      const grants = grantsFrom(rein.session.entries());
+      if (grants.length > 0) rein.logger.debug(`restored ${grants.length} session grant(s)`);
+
+      if (options.setDefaultVerdict) {
+        const defaults = options.defaults;
+        rein.setDefaultToolVerdict((call) => {
+          const risk: ToolRisk | "unknown" = call.risk ?? "unknown";
+          const decision = defaults[risk];
+          return {
+            decision,
+            reason:
+              call.risk === undefined
+                ? `${call.name} declares no risk; the default for such tools is ${decision}`
+                : `${call.name} has risk "${call.risk}"; the default for ${call.risk} tools is ${decision}`,
+          };
+        });
+      }
+
+      // One prompt at a time: parallel tool calls queue up behind the question on screen.
+      let queue: Promise<unknown> = Promise.resolve();
+      const serially = <T>(task: () => Promise<T>): Promise<T> => {
+        const next = queue.then(task, task);
+        queue = next.catch(() => undefined);
+        return next;
+      };
+
+      const ask = async (request: PermissionRequest, signal: AbortSignal): Promise<Answer | "closed"> => {
+        const io = resolveIO();
+        const reader = readerFor(io);
+        io.output.write(promptText(request, options.grantScope));
+        for (let attempt = 0; attempt < 3; attempt++) {
+          io.output.write("> ");
+          const line = await reader.readLine(signal);
+          if (line === undefined) return "closed";
+          const answer = parseAnswer(line);
+          if (answer) return answer;
+          io.output.write(`  please answer y (once), s (session) or n (deny); got ${JSON.stringify(line)}\n`);
+        }
+        return "deny";
+      };
+
+      rein.hooks.permissionAsk.tapPromise(
+        rein.plugin.name,
+        async (request, context): Promise<PermissionAnswer> => {
+          const grant = grants.find((g) => covers(g, request));
+          if (grant) {
+            return { decision: "allow", reason: `allowed for this session (granted ${grant.grantedAt})` };
+          }
+          if (options.prompt === "never") {
+            return {
+              decision: "deny",
+              reason: nonInteractiveReason(request, 'prompting is off (prompt: "never")'),
+            };
+          }
+          const io = resolveIO();
+          const interactive = io.isTTY ?? (io.input.isTTY === true && io.output.isTTY === true);
+          if (!interactive) return { decision: "deny", reason: nonInteractiveReason(request) };
+
+          const answer = await serially(() =>
+            // A grant given while this request waited in line may already cover it.
+            grants.some((g) => covers(g, request))
+              ? Promise.resolve("session" as const)
+              : ask(request, context.signal),
+          );
+          if (answer === "closed") {
+            return {
+              decision: "deny",
+              reason: `${request.verdict.reason} (asked by ${request.verdict.by}); no answer (${context.signal.aborted ? "run aborted" : "input closed"}), so it is denied`,
+            };
+          }
+          if (answer === "deny")
+            return { decision: "deny", reason: `denied at the prompt: ${request.verdict.reason}` };
+          if (answer === "once") return { decision: "allow", reason: "allowed once at the prompt" };
+          if (!grants.some((g) => covers(g, request))) {
+            const grant: PermissionGrant = {
+              tool: request.call.name,
+              askedBy: request.verdict.by,
+              scope: options.grantScope,
+              ...(options.grantScope === "exact" ? { argsHash: argsHash(request.call.args) } : {}),
+              grantedAt: new Date().toISOString(),
+            };
+            grants.push(grant);
+            context.session.append({ type: "custom", customType: GRANT_ENTRY_TYPE, data: grant });
+          }
+          return { decision: "allow", reason: "allowed for this session at the prompt" };
+        },
+      );
+    },
+  });
+}
+
+export default createPermissionsPlugin();

@@ -1,0 +1,244 @@
+/**
+ * Compiling rules and deciding one call.
+ *
+ * A call is turned into *units*: one per simple command for a shell tool
+ * (`git status && git push` has two), one path for a path tool, one unit holding
+ * every string argument for any other tool. Each unit has candidate strings (a
+ * path relative to the root and absolute; a command with and without shell
+ * syntax), and a rule matches a unit when its pattern matches any candidate.
+ *
+ * Invariants:
+ * - deny and ask rules match a call when they match ANY unit; an allow rule
+ *   counts only when EVERY unit is matched by some allow rule, so an allowed
+ *   `git status` never carries an unmatched `&& rm -rf ~` through;
+ * - strictest wins (deny > ask > allow); between rules of the same decision the
+ *   earlier rule is reported;
+ * - no matching rule means no opinion: the harness default (or another plugin) decides.
+ */
+import path from "node:path";
+import picomatch from "picomatch";
+import { escapeRegExp, type ParsedSpec, parseSpec, toolNameMatcher } from "./grammar.js";
+import { partCandidates, splitCommand } from "./shell.js";
+
+export type Decision = "allow" | "ask" | "deny";
+
+export interface RuleInput {
+  id?: string;
+  rule: string;
+  decision: Decision;
+  reason?: string;
+  examples?: { match?: string[]; notMatch?: string[] };
+}
+
+export interface ToolKinds {
+  /** Tools whose `path` argument is matched as a path glob. */
+  pathTools: readonly string[];
+  /** Tools whose `command` argument is split and matched as shell commands. */
+  shellTools: readonly string[];
+}
+
+export interface CompiledRule {
+  /** `id`, or `rules[<index>]`: the `rule` of the verdict, so `by` reads `policy:<label>`. */
+  readonly label: string;
+  readonly index: number;
+  readonly spec: string;
+  readonly decision: Decision;
+  readonly reason: string;
+  appliesTo(tool: string): boolean;
+  /** Which candidate of the unit matched, or undefined. */
+  matchUnit(unit: Unit, kind: ToolKind): string | undefined;
+}
+
+export type ToolKind = "path" | "shell" | "other";
+
+/** One thing a rule is checked against: its candidate strings and a display form. */
+export interface Unit {
+  readonly display: string;
+  readonly candidates: readonly string[];
+}
+
+export interface CallLike {
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+}
+
+export interface PolicyVerdict {
+  decision: Decision;
+  reason: string;
+  rule: string;
+}
+
+export function kindOf(tool: string, kinds: ToolKinds): ToolKind {
+  if (kinds.shellTools.includes(tool)) return "shell";
+  if (kinds.pathTools.includes(tool)) return "path";
+  return "other";
+}
+
+/** Compiles one rule; returns a problem description instead for a malformed rule. */
+export function compileRule(input: RuleInput, index: number): CompiledRule | string {
+  const parsed = parseSpec(input.rule);
+  if (typeof parsed === "string") return parsed;
+  const label = input.id ?? `rules[${index}]`;
+  const matchers = patternMatchers(parsed);
+  if (typeof matchers === "string") return matchers;
+  const appliesTo = toolNameMatcher(parsed.tool);
+  return {
+    label,
+    index,
+    spec: input.rule,
+    decision: input.decision,
+    reason: input.reason ?? `${input.decision} by rule ${input.rule}`,
+    appliesTo,
+    matchUnit(unit, kind) {
+      const test = matchers[kind];
+      return unit.candidates.find((candidate) => test(candidate));
+    },
+  };
+}
+
+type Tester = (candidate: string) => boolean;
+
+/** Per tool kind: a glob for path tools, a command pattern for shell tools, a wildcard over string arguments otherwise. */
+function patternMatchers(parsed: ParsedSpec): Record<ToolKind, Tester> | string {
+  const pattern = parsed.pattern?.trim();
+  if (pattern === undefined || pattern === "" || pattern === "*" || pattern === "**") {
+    const any = () => true;
+    return { path: any, shell: any, other: any };
+  }
+  let glob: Tester;
+  try {
+    glob = picomatch(normalisePattern(pattern), { dot: true });
+  } catch (error) {
+    return `pattern ${JSON.stringify(pattern)} is not a valid glob: ${(error as Error).message}`;
+  }
+  const command = commandMatcher(pattern);
+  return { path: glob, shell: command, other: command };
+}
+
+/** `./src/**` and `src/**` are the same pattern. */
+function normalisePattern(pattern: string): string {
+  let normal = pattern;
+  while (normal.startsWith("./")) normal = normal.slice(2);
+  return normal;
+}
+
+/**
+ * A command pattern: `*` matches anything (`\*` a literal star), the whole part must
+ * match, and a trailing ` *` also matches nothing (`git push *` matches `git push`).
+ */
+export function commandMatcher(pattern: string): Tester {
+  const normal = pattern.replace(/\s+/g, " ").trim();
+  const optionalTail = normal.endsWith(" *") && !normal.endsWith("\\ *");
+  const body = optionalTail ? normal.slice(0, -2) : normal;
+  let source = "";
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] as string;
+    if (c === "\\" && body[i + 1] === "*") {
+      source += "\\*";
+      i++;
+    } else if (c === "*") source += ".*";
+    else source += escapeRegExp(c);
+  }
+  const regex = new RegExp(`^${source}${optionalTail ? "(?: .*)?" : ""}$`, "s");
+  return (candidate) => regex.test(candidate);
+}
+
+/** The units of a call (see the module comment). */
+export function unitsOf(call: CallLike, kind: ToolKind, where: Where): Unit[] {
+  if (kind === "shell") {
+    const command = call.args.command;
+    const parts = typeof command === "string" ? splitCommand(command) : [];
+    // An empty command is still a call: `bash` and `bash(*)` match it, other patterns do not.
+    if (parts.length === 0) return [{ display: "", candidates: [""] }];
+    return parts.map((part) => ({ display: part, candidates: partCandidates(part) }));
+  }
+  if (kind === "path") {
+    const raw = call.args.path;
+    const given = typeof raw === "string" && raw !== "" ? raw : ".";
+    return [{ display: given, candidates: pathCandidates(given, where.root, where.cwd) }];
+  }
+  const strings = Object.values(call.args).filter((value): value is string => typeof value === "string");
+  return [{ display: strings.join(" "), candidates: strings.length > 0 ? strings : [""] }];
+}
+
+/** Where paths are resolved (`cwd`, as tools do) and what they are matched relative to (`root`). */
+export interface Where {
+  readonly cwd: string;
+  readonly root: string;
+}
+
+/**
+ * A path (resolved against `cwd`, like the tools resolve it) relative to the root
+ * (`src/a.ts`, `.` for the root itself; `..` segments resolved) when it lies inside
+ * the root, and always the absolute path, with `/` separators. With root = cwd,
+ * `./src/a.ts`, `src/a.ts` and `<root>/src/a.ts` all give `src/a.ts`.
+ */
+export function pathCandidates(given: string, root: string, cwd: string = root): string[] {
+  const absolute = path.resolve(cwd, given);
+  const relative = path.relative(root, absolute);
+  const slash = (p: string) => p.split(path.sep).join("/");
+  const candidates: string[] = [];
+  if (relative === "") candidates.push(".");
+  else if (!relative.startsWith("..") && !path.isAbsolute(relative)) candidates.push(slash(relative));
+  candidates.push(slash(absolute));
+  return candidates;
+}
+
+const RANK: Record<Decision, number> = { allow: 1, ask: 2, deny: 3 };
+
+/** Whether a single rule matches a call under its own decision's semantics (used for examples). */
+export function ruleMatches(rule: CompiledRule, call: CallLike, kinds: ToolKinds, where: Where): boolean {
+  if (!rule.appliesTo(call.name)) return false;
+  const kind = kindOf(call.name, kinds);
+  const units = unitsOf(call, kind, where);
+  if (units.length === 0) return false;
+  const hit = (unit: Unit) => rule.matchUnit(unit, kind) !== undefined;
+  return rule.decision === "allow" ? units.every(hit) : units.some(hit);
+}
+
+/** Decides one call against every rule: strictest wins; undefined when no rule matches. */
+export function evaluateRules(
+  rules: readonly CompiledRule[],
+  call: CallLike,
+  kinds: ToolKinds,
+  where: Where,
+): PolicyVerdict | undefined {
+  const applicable = rules.filter((rule) => rule.appliesTo(call.name));
+  if (applicable.length === 0) return undefined;
+  const kind = kindOf(call.name, kinds);
+  const units = unitsOf(call, kind, where);
+  if (units.length === 0) return undefined;
+
+  let strictest: { rule: CompiledRule; unit: Unit; candidate: string } | undefined;
+  for (const rule of applicable) {
+    if (rule.decision === "allow") continue;
+    for (const unit of units) {
+      const candidate = rule.matchUnit(unit, kind);
+      if (candidate === undefined) continue;
+      if (!strictest || RANK[rule.decision] > RANK[strictest.rule.decision]) {
+        strictest = { rule, unit, candidate };
+      }
+      break;
+    }
+    if (strictest?.rule.decision === "deny") break;
+  }
+  if (strictest) {
+    return {
+      decision: strictest.rule.decision,
+      rule: strictest.rule.label,
+      reason: `${strictest.rule.reason} (${strictest.rule.spec} matched ${JSON.stringify(strictest.unit.display)})`,
+    };
+  }
+
+  // Allow only when every unit is covered by some allow rule.
+  const covering: CompiledRule[] = [];
+  for (const unit of units) {
+    const rule = applicable.find((r) => r.decision === "allow" && r.matchUnit(unit, kind) !== undefined);
+    if (!rule) return undefined;
+    if (!covering.includes(rule)) covering.push(rule);
+  }
+  const first = covering[0] as CompiledRule;
+  const others =
+    covering.length > 1 ? `; every part allowed by ${covering.map((r) => r.label).join(", ")}` : "";
+  return { decision: "allow", rule: first.label, reason: `${first.reason} (${first.spec}${others})` };
+}
