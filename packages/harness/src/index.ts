@@ -30,6 +30,7 @@ export {
   AgentHarness,
   type AgentHarnessOptions,
   type CompactOptions,
+  type Durability,
   type Phase,
   type WritableEntry,
 } from "./harness/agent-harness.js";

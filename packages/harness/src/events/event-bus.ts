@@ -26,6 +26,8 @@ export interface EventBusDriver {
 export class EventBus {
   private registrations: Registration[] = [];
   private tail: Promise<void> = Promise.resolve();
+  /** Deliveries queued and not yet finished. */
+  private queued = 0;
 
   constructor(private readonly driver: EventBusDriver) {}
 
@@ -43,7 +45,14 @@ export class EventBus {
 
   /** Queues delivery; the promise resolves once every listener has seen the event. */
   emit(event: HarnessEvent): Promise<void> {
-    const delivery = this.tail.then(() => this.deliver(event));
+    // Nobody listening and nothing queued: delivery would be a no-op, and order holds trivially.
+    if (this.registrations.length === 0 && this.queued === 0) return Promise.resolve();
+    this.queued++;
+    const delivery = this.tail
+      .then(() => this.deliver(event))
+      .finally(() => {
+        this.queued--;
+      });
     this.tail = delivery;
     return delivery;
   }

@@ -81,6 +81,8 @@ import type { TurnSnapshot } from "./turn-snapshot.js";
 
 export type Phase = "idle" | "turn" | "compaction" | "branch";
 
+export type Durability = "save-point" | "strict" | "none";
+
 export interface AgentHarnessOptions {
   session: Session;
   // biome-ignore lint/suspicious/noExplicitAny: any provider API.
@@ -100,8 +102,14 @@ export interface AgentHarnessOptions {
   failurePolicy?: Partial<FailurePolicy>;
   /** Bound on how many extra turns `beforeStop` may ask for in one run. Default 8. */
   maxStopContinuations?: number;
-  /** `save-point` (default): fsync the session at every save point and at settle. `none`: leave it to the OS. */
-  durability?: "save-point" | "none";
+  /**
+   * When the session is flushed to stable storage (every append is in the OS at once either way):
+   * - `save-point` (default): an fsync starts at every save point without blocking the next turn
+   *   (consecutive ones coalesce), and settle waits for it;
+   * - `strict`: every save point waits for its fsync;
+   * - `none`: left to the OS.
+   */
+  durability?: Durability;
   /** Replaces pi-ai's `streamSimple` (tests, proxies). Summaries are written through it too. */
   streamFn?: StreamFunction;
   /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
@@ -143,7 +151,7 @@ export class AgentHarness {
   private readonly pending = new PendingWrites();
   private readonly failurePolicy: FailurePolicy;
   private readonly maxStopContinuations: number;
-  private readonly durability: "save-point" | "none";
+  private readonly durability: Durability;
   private readonly streamFn: StreamFunction | undefined;
   private compactionValue: CompactionSettings;
   private retryValue: RetrySettings;
@@ -543,7 +551,7 @@ export class AgentHarness {
     let settleFailure: unknown;
     try {
       this.pending.flush(this.session);
-      if (this.durability === "save-point") this.session.sync();
+      if (this.durability !== "none") this.session.sync();
     } catch (error) {
       settleFailure = error;
     }
@@ -572,7 +580,7 @@ export class AgentHarness {
     let failure: unknown;
     try {
       this.pending.flush(this.session);
-      if (this.durability === "save-point") this.session.sync();
+      if (this.durability !== "none") this.session.sync();
     } catch (error) {
       failure = error;
     }
@@ -702,7 +710,7 @@ export class AgentHarness {
   private async savePoint(): Promise<void> {
     const hadPendingWrites = this.pending.size > 0;
     const flushed = this.pending.flush(this.session);
-    if (this.durability === "save-point") this.session.sync();
+    if (this.durability !== "none") this.session.sync({ wait: this.durability === "strict" });
     if (this.active) this.active.snapshot = undefined;
     await this.events.emit({ type: "save_point", hadPendingWrites, flushed });
   }

@@ -5,8 +5,12 @@
  * Invariants: every failure that leaves `run` is a `HarnessError` tagged exactly
  * once with plugin, hook and tool call, keeping the plugin's own code as
  * `pluginCode`; a synchronous throw or a non-promise return never escapes as an
- * unhandled rejection; every call in flight is tracked, so shutdown can await
- * them and name the ones that hang (as vite's plugin container does).
+ * unhandled rejection; every asynchronous call in flight is tracked, so shutdown
+ * can await them and name the ones that hang (as vite's plugin container does).
+ *
+ * Cost matters here (every tap of every hook passes through): a synchronous
+ * result returns without tracking, and timeouts share one timer armed for the
+ * earliest deadline instead of one timer per call.
  */
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 
@@ -26,32 +30,85 @@ export interface InFlightCall extends PluginCallSite {
   settled: Promise<unknown>;
 }
 
-export class PluginDriver {
-  private readonly inFlightCalls = new Set<InFlightCall>();
+interface TrackedCall {
+  site: PluginCallSite;
+  startedAt: number;
+  deadline: number;
+  settled: Promise<unknown>;
+  expire(): void;
+}
 
-  async run<T>(site: PluginCallSite, fn: () => T | Promise<T>, options: PluginCallOptions = {}): Promise<T> {
-    let pending: Promise<T>;
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null &&
+  (typeof value === "object" || typeof value === "function") &&
+  typeof (value as { then?: unknown }).then === "function";
+
+export class PluginDriver {
+  /** Calls waiting for their result, each with a deadline (Infinity: none). */
+  private readonly running = new Set<TrackedCall>();
+  /** Calls that timed out but never settled: still named at shutdown. */
+  private readonly hung = new Set<TrackedCall>();
+  private timer: NodeJS.Timeout | undefined;
+  private armedFor = Number.POSITIVE_INFINITY;
+
+  run<T>(site: PluginCallSite, fn: () => T | Promise<T>, options: PluginCallOptions = {}): Promise<T> {
+    let value: T | Promise<T>;
     try {
-      pending = Promise.resolve(fn());
+      value = fn();
     } catch (error) {
-      throw pluginFailure(error, site);
+      return Promise.reject(pluginFailure(error, site));
     }
-    const call: InFlightCall = { ...site, startedAt: Date.now(), settled: pending };
-    this.inFlightCalls.add(call);
-    const untrack = () => this.inFlightCalls.delete(call);
-    pending.then(untrack, untrack);
-    try {
-      const timeoutMs = options.timeoutMs;
-      if (timeoutMs === undefined || !Number.isFinite(timeoutMs)) return await pending;
-      return await withTimeout(pending, timeoutMs, site);
-    } catch (error) {
-      throw pluginFailure(error, site);
-    }
+    if (!isThenable(value)) return Promise.resolve(value);
+    const pending = value as PromiseLike<T>;
+    const timeoutMs = options.timeoutMs;
+    const startedAt = Date.now();
+    const deadline =
+      timeoutMs === undefined || !Number.isFinite(timeoutMs)
+        ? Number.POSITIVE_INFINITY
+        : startedAt + timeoutMs;
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const call: TrackedCall = {
+        site,
+        startedAt,
+        deadline,
+        settled: Promise.resolve(pending).then(
+          () => undefined,
+          () => undefined,
+        ),
+        expire: () => {
+          done = true;
+          this.hung.add(call);
+          reject(
+            new HarnessError(
+              HarnessErrorCode.hook,
+              `plugin "${site.plugin}" timed out in ${site.hook} after ${timeoutMs} ms`,
+              { plugin: site.plugin, hook: site.hook, toolCallId: site.toolCallId, pluginCode: "timeout" },
+            ),
+          );
+        },
+      };
+      this.track(call);
+      pending.then(
+        (result) => {
+          this.untrack(call);
+          if (!done) resolve(result);
+        },
+        (error: unknown) => {
+          this.untrack(call);
+          if (!done) reject(pluginFailure(error, site));
+        },
+      );
+    });
   }
 
   /** Plugin calls that have started and not yet settled (hung taps show up here). */
   inFlight(): readonly InFlightCall[] {
-    return [...this.inFlightCalls];
+    return [...this.running, ...this.hung].map(({ site, startedAt, settled }) => ({
+      ...site,
+      startedAt,
+      settled,
+    }));
   }
 
   /**
@@ -59,37 +116,52 @@ export class PluginDriver {
    * running, so shutdown can name them.
    */
   async drain(timeoutMs: number): Promise<readonly InFlightCall[]> {
-    if (this.inFlightCalls.size === 0) return [];
+    const calls = this.inFlight();
+    if (calls.length === 0) return [];
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, timeoutMs);
     });
-    await Promise.race([Promise.allSettled([...this.inFlightCalls].map((c) => c.settled)), deadline]);
+    await Promise.race([Promise.allSettled(calls.map((c) => c.settled)), deadline]);
     clearTimeout(timer);
     return this.inFlight();
   }
-}
 
-function withTimeout<T>(pending: Promise<T>, timeoutMs: number, site: PluginCallSite): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(
-        new HarnessError(
-          HarnessErrorCode.hook,
-          `plugin "${site.plugin}" timed out in ${site.hook} after ${timeoutMs} ms`,
-          { plugin: site.plugin, hook: site.hook, toolCallId: site.toolCallId, pluginCode: "timeout" },
-        ),
-      );
-    }, timeoutMs);
-    pending.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+  private track(call: TrackedCall): void {
+    this.running.add(call);
+    if (call.deadline < this.armedFor) this.arm(call.deadline);
+  }
+
+  private untrack(call: TrackedCall): void {
+    this.hung.delete(call);
+    if (!this.running.delete(call)) return;
+    // Nothing left to watch: drop the timer so it never keeps the process alive.
+    if (this.running.size === 0 && this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.armedFor = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  private arm(deadline: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.armedFor = deadline;
+    this.timer = setTimeout(() => this.expireDue(), Math.max(0, deadline - Date.now()));
+  }
+
+  private expireDue(): void {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const call of this.running) {
+      if (call.deadline <= now) {
+        this.running.delete(call);
+        call.expire();
+      } else if (call.deadline < next) {
+        next = call.deadline;
+      }
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  }
 }

@@ -34,6 +34,9 @@ export class JsonlStorage implements SessionStorage {
   #goodSize: number | undefined;
   /** A rollback failed: the tail past `#goodSize` must be cut before anything else is written. */
   #tailDirty = false;
+  #syncing = false;
+  #syncAgain = false;
+  #syncFailure: NodeJS.ErrnoException | undefined;
   #closed = false;
 
   private constructor(file: string, readOnly: boolean, lock?: SessionLock, fd?: number, goodSize?: number) {
@@ -117,6 +120,7 @@ export class JsonlStorage implements SessionStorage {
     this.#assertOpen("append to");
     if (this.#fd === undefined)
       throw sessionError(`session file ${this.path} is open read-only`, { file: this.path });
+    this.#throwSyncFailure();
     // Appending without a load would land behind an unrepaired torn tail.
     if (this.#goodSize === undefined) this.load();
     let line: Buffer;
@@ -143,9 +147,16 @@ export class JsonlStorage implements SessionStorage {
     this.#goodSize = goodSize + line.length;
   }
 
-  sync(): void {
+  /**
+   * A durability point. Checks the file is still ours, then fsyncs: with
+   * `wait: false` the fsync runs off the main thread and overlapping calls
+   * coalesce into one (group commit); a failure surfaces on the next append or
+   * sync. With `wait: true` (default) it blocks until the data is on disk.
+   */
+  sync(options: { wait?: boolean } = {}): void {
     this.#assertOpen("sync");
     if (this.#fd === undefined) return; // read-only: nothing of ours to flush
+    this.#throwSyncFailure();
     let current: fs.Stats | undefined;
     try {
       current = fs.statSync(this.path);
@@ -165,7 +176,38 @@ export class JsonlStorage implements SessionStorage {
         file: this.path,
       });
     }
-    this.#sync();
+    if (options.wait === false) this.#syncInBackground();
+    else this.#sync();
+  }
+
+  #syncInBackground(): void {
+    if (this.#syncing) {
+      this.#syncAgain = true;
+      return;
+    }
+    this.#syncing = true;
+    fs.fdatasync(this.#fd as number, (error) => {
+      this.#syncing = false;
+      if (error) this.#syncFailure ??= error;
+      if (this.#closed) {
+        this.#finishClose();
+        return;
+      }
+      if (this.#syncAgain) {
+        this.#syncAgain = false;
+        this.#syncInBackground();
+      }
+    });
+  }
+
+  #throwSyncFailure(): void {
+    const failure = this.#syncFailure;
+    if (failure === undefined) return;
+    this.#syncFailure = undefined;
+    throw sessionError(`cannot sync session file ${this.path}: ${describeError(failure)}`, {
+      file: this.path,
+      cause: failure,
+    });
   }
 
   close(): void {
@@ -173,13 +215,24 @@ export class JsonlStorage implements SessionStorage {
     this.#closed = true;
     if (this.#fd !== undefined) {
       try {
-        fs.closeSync(this.#fd);
+        fs.fsyncSync(this.#fd);
       } catch {
-        // Nothing useful to do: every append already reached the OS.
+        // Every append already reached the OS; a failed final flush cannot be reported to anyone.
       }
-      this.#fd = undefined;
     }
     this.#lock?.release();
+    // A background fsync still owns the descriptor: it closes it when it completes.
+    if (!this.#syncing) this.#finishClose();
+  }
+
+  #finishClose(): void {
+    if (this.#fd === undefined) return;
+    try {
+      fs.closeSync(this.#fd);
+    } catch {
+      // Nothing useful to do: the data was flushed above.
+    }
+    this.#fd = undefined;
   }
 
   #assertOpen(operation: string): void {

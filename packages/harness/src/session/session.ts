@@ -8,8 +8,8 @@
  * order, which is also how it is recomputed on load. The cached context is always the
  * projection of the current leaf's branch, or absent.
  */
-import { randomBytes } from "node:crypto";
 import { invalidArgument, sessionError } from "../errors.js";
+import { shortId } from "../ids.js";
 import { BranchContext } from "./context.js";
 import type {
   AgentMessage,
@@ -166,8 +166,8 @@ export class Session {
     return this.#context.snapshot();
   }
 
-  sync(): void {
-    this.storage.sync();
+  sync(options?: { wait?: boolean }): void {
+    this.storage.sync(options);
   }
 
   close(): void {
@@ -236,7 +236,7 @@ export class Session {
   #newId(): string {
     // 8 hex chars: short enough to type, and re-rolled on the rare collision.
     for (;;) {
-      const id = randomBytes(4).toString("hex");
+      const id = shortId();
       if (!this.#byId.has(id)) return id;
     }
   }

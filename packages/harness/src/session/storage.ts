@@ -30,8 +30,13 @@ export interface SessionStorage {
   load(): LoadedSession;
   /** Persists one entry. Throws a HarnessError with code `session` on failure, leaving storage loadable. */
   append(entry: SessionEntry): void;
-  /** Durability point: everything appended so far survives a crash once this returns. */
-  sync(): void;
+  /**
+   * Durability point: everything appended so far is flushed to stable storage.
+   * With `wait: false` the flush may complete in the background (group commit);
+   * a failure then surfaces on the next append or sync. Every append is already
+   * in the OS when `append` returns, so a killed process loses nothing either way.
+   */
+  sync(options?: { wait?: boolean }): void;
   /** Releases the storage (and its lock). Idempotent. */
   close(): void;
 }
