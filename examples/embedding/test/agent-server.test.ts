@@ -54,7 +54,7 @@ describe("embedding the harness in a web server", () => {
       expect(types).toContain("agent_start");
       expect(types).toContain("tool_execution_end");
       expect(types.at(-1)).toBe("settled");
-      const answer = first.events.filter((e) => e.type === "message_end").at(-1) as {
+      const answer = first.events.filter((e) => e.type === "message_end").at(-1) as unknown as {
         message: { content: { text: string }[] };
       };
       expect(answer.message.content[0]?.text).toBe("Streamed.");

@@ -23,7 +23,7 @@ describe("the quick start", { timeout: 60_000 }, () => {
     expect(result.status).toBe(0);
     expect(result.stderr).toMatch(/→ ls/);
     expect(result.stderr).toMatch(/→ read \{"path":"README.md"\}/);
-    expect(result.stderr).toContain("denied by read-only-policy:protected-files: README.md is protected");
+    expect(result.stderr).toContain("denied by policy:protected-files: README.md is protected");
     expect(result.stdout).toContain("the policy did not let me change README.md");
   });
 });

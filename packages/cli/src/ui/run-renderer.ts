@@ -23,6 +23,8 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
   const { c } = term;
   const spinner = term.interactive ? yoctoSpinner({ stream: term.err, text: "thinking" }) : undefined;
   let answerOpen = false;
+  // A denied call's error result repeats the decision line: show the decision once.
+  const denied = new Set<string>();
   const stopSpinner = () => {
     if (spinner?.isSpinning) spinner.stop();
   };
@@ -58,6 +60,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         break;
       case "tool_decision":
         if (event.decision === "deny") {
+          denied.add(event.toolCallId);
           term.err.write(`  ${c.red("✗ denied")} by ${c.bold(event.by)}: ${event.reason}\n`);
         } else if (event.askedBy) {
           term.err.write(`  ${c.green("✓ allowed")} by ${c.bold(event.by)} (asked by ${event.askedBy})\n`);
@@ -67,6 +70,10 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         if (spinner) spinner.text = `${event.toolName}…`;
         break;
       case "tool_execution_end": {
+        if (denied.delete(event.toolCallId)) {
+          spinner?.start("thinking");
+          break;
+        }
         const first = event.result.content.find((block) => block.type === "text");
         const summary = first?.type === "text" ? shorten(first.text, 100) : "";
         if (event.isError) term.err.write(`  ${c.red("✗")} ${c.dim(summary)}\n`);
