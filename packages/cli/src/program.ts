@@ -38,6 +38,7 @@ export function buildProgram(
     .option("-s, --session <id>", "resume a session (id or unique prefix)")
     .option("--continue", "resume the latest session")
     .option("--script <file>", "use a scripted model: a JSON array of replies (offline)")
+    .option("--chat", "interactive chat even when stdin is not a terminal (one prompt or /command per line)")
     .action((words: string[], options) =>
       run(async (g) => (await import("./commands/run.js")).runCommand(words, options, g)),
     );

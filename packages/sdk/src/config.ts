@@ -55,6 +55,8 @@ export interface ReinConfig {
   };
   systemPrompt?: string;
   thinkingLevel?: ThinkingLevel;
+  /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
+  compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

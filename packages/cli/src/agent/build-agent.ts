@@ -73,6 +73,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     requestOptions: model.requestOptions,
     ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
+    ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
   });
   let host: PluginHost;
   try {

@@ -5,7 +5,6 @@
  * dead process's lock is taken over on the next open).
  */
 import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline/promises";
 import type { RunOutcome } from "@rein/harness";
 import type { ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
@@ -13,12 +12,15 @@ import { ExitCode, runFailed, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { attachRenderer } from "../ui/run-renderer.js";
 import { terminal } from "../ui/terminal.js";
+import { chatLoop } from "./chat.js";
 
 export interface RunOptions {
   json?: boolean;
   session?: string;
   continue?: boolean;
   script?: string;
+  /** Chat even when stdin is not a terminal (lines from a pipe). */
+  chat?: boolean;
 }
 
 export function readScript(file: string, cwd: string): ScriptStep[] {
@@ -46,7 +48,7 @@ export async function runCommand(
   if (options.session && options.continue) throw usageError("use either --session or --continue, not both");
   const script = options.script ? readScript(options.script, globals.cwd) : undefined;
   let prompt = promptWords.join(" ").trim();
-  const chat = prompt === "" && process.stdin.isTTY === true && !options.json;
+  const chat = options.chat === true || (prompt === "" && process.stdin.isTTY === true && !options.json);
   if (prompt === "" && !chat && process.stdin.isTTY !== true) prompt = await readStdin();
   if (prompt === "" && !chat)
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
@@ -103,42 +105,4 @@ function exitCodeOf(outcome: RunOutcome, term: ReturnType<typeof terminal>, json
 
 function sessionNote(agent: Agent, term: ReturnType<typeof terminal>) {
   term.err.write(term.c.dim(`session ${agent.session.id.slice(0, 8)} · resume with rein run --continue\n`));
-}
-
-async function chatLoop(agent: Agent, term: ReturnType<typeof terminal>): Promise<number> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  term.err.write(
-    term.c.dim(`rein chat · session ${agent.session.id.slice(0, 8)} · /help for commands, /exit to leave\n`),
-  );
-  let status: number = ExitCode.ok;
-  try {
-    while (true) {
-      let line: string;
-      try {
-        line = (await rl.question(term.c.bold("› "))).trim();
-      } catch {
-        break; // Ctrl-C or Ctrl-D at the prompt
-      }
-      if (line === "") continue;
-      if (line === "/exit" || line === "/quit") break;
-      if (line === "/help") {
-        term.err.write("/exit  leave the chat\n/session  show the session id\n");
-        continue;
-      }
-      if (line === "/session") {
-        term.err.write(`${agent.session.id}\n`);
-        continue;
-      }
-      try {
-        const outcome = await agent.harness.prompt(line);
-        status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
-      } catch (error) {
-        term.err.write(`${term.c.red("✗")} ${(error as Error).message}\n`);
-        status = ExitCode.failed;
-      }
-    }
-  } finally {
-    rl.close();
-  }
-  return status;
 }

@@ -14,6 +14,7 @@ const TOP_LEVEL = [
   "session",
   "systemPrompt",
   "thinkingLevel",
+  "compaction",
 ] as const;
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -95,7 +96,27 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
     }
   }
 
-  const { model, models, plugins, tools, session, systemPrompt, thinkingLevel } = config;
+  const { model, models, plugins, tools, session, systemPrompt, thinkingLevel, compaction } = config;
+  if (compaction !== undefined) {
+    if (typeof compaction !== "object" || compaction === null || Array.isArray(compaction)) {
+      fail("compaction", "{ enabled?, reserveTokens?, keepRecentTokens? }", compaction);
+    }
+    const settings = compaction as Record<string, unknown>;
+    for (const key of Object.keys(settings)) {
+      if (!["enabled", "reserveTokens", "keepRecentTokens"].includes(key)) {
+        fail(`compaction.${key}`, "one of enabled, reserveTokens, keepRecentTokens", key, key);
+      }
+    }
+    if (settings.enabled !== undefined && typeof settings.enabled !== "boolean") {
+      fail("compaction.enabled", "a boolean", settings.enabled, "enabled");
+    }
+    for (const key of ["reserveTokens", "keepRecentTokens"] as const) {
+      const value = settings[key];
+      if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= 0)) {
+        fail(`compaction.${key}`, "a non-negative integer", value, key);
+      }
+    }
+  }
   if (model !== undefined) {
     const scripted =
       typeof model === "object" && model !== null && Array.isArray((model as { script?: unknown }).script);

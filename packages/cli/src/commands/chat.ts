@@ -1,0 +1,106 @@
+/**
+ * The interactive chat of `rein run`: each line is a prompt, or a slash command
+ * for the session (`/compact`, `/tree`, `/fork`, `/label`, ...). Reads lines from
+ * any stream, so it works on a terminal and, with `--chat`, from a pipe.
+ */
+import { createInterface } from "node:readline";
+import type { Agent } from "../agent/build-agent.js";
+import { ExitCode } from "../errors.js";
+import type { Terminal } from "../ui/terminal.js";
+import { drawTree } from "./sessions.js";
+
+const HELP = `/compact [instructions]   summarise older turns to free context
+/tree                      draw the session tree (labels, ◀ leaf)
+/tree <entry> [--summarize] move the leaf to an entry (optionally summarising the branch you leave)
+/fork [entry]              copy the branch up to an entry (default: leaf) into a new session
+/label <entry|.> <text>    label an entry (. = the leaf); "/label <entry> -" removes it
+/session                   show the session id
+/exit                      leave the chat
+`;
+
+export async function chatLoop(agent: Agent, term: Terminal): Promise<number> {
+  const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
+  const { c } = term;
+  term.err.write(
+    c.dim(`rein chat · session ${agent.session.id.slice(0, 8)} · /help for commands, /exit to leave\n`),
+  );
+  let status: number = ExitCode.ok;
+  const ask = () => term.err.write(c.bold("› "));
+  ask();
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (line === "/exit" || line === "/quit") break;
+    if (line !== "") {
+      try {
+        if (line.startsWith("/")) await slashCommand(agent, term, line);
+        else {
+          const outcome = await agent.harness.prompt(line);
+          status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
+        }
+      } catch (error) {
+        term.err.write(`${c.red("✗")} ${(error as Error).message}\n`);
+        status = ExitCode.failed;
+      }
+    }
+    ask();
+  }
+  rl.close();
+  return status;
+}
+
+async function slashCommand(agent: Agent, term: Terminal, line: string): Promise<void> {
+  const [command, ...words] = line.split(/\s+/);
+  const { harness, session } = agent;
+  const resolveEntry = (word: string | undefined) =>
+    word === undefined || word === "." ? session.leafId : word;
+  switch (command) {
+    case "/help":
+      term.err.write(HELP);
+      return;
+    case "/session":
+      term.out.write(`${session.id}\n`);
+      return;
+    case "/compact": {
+      const instructions = words.join(" ");
+      const outcome = await harness.compact(instructions ? { instructions } : {});
+      term.err.write(
+        `compaction ${outcome.status}${"reason" in outcome && outcome.reason ? `: ${outcome.reason}` : ""}\n`,
+      );
+      return;
+    }
+    case "/tree": {
+      if (words.length === 0) {
+        for (const row of drawTree(session, term.co)) term.out.write(`${row}\n`);
+        return;
+      }
+      const summarize = words.includes("--summarize");
+      const target = resolveEntry(words.find((w) => w !== "--summarize"));
+      const outcome = await harness.navigateTree(target ?? null, { summarize });
+      term.err.write(
+        `moved to ${target}${outcome.status === "cancelled" ? ` — cancelled: ${outcome.reason ?? ""}` : ""}\n`,
+      );
+      return;
+    }
+    case "/fork": {
+      const at = resolveEntry(words[0]);
+      if (!at) throw new Error("nothing to fork: the session is empty");
+      const forked = harness.fork(at, agent.store);
+      term.out.write(`${forked.id}\n`);
+      term.err.write(
+        term.c.dim(`forked at ${at}; resume it with rein run --session ${forked.id.slice(0, 8)}\n`),
+      );
+      forked.close();
+      return;
+    }
+    case "/label": {
+      const target = resolveEntry(words[0]);
+      const text = words.slice(1).join(" ");
+      if (!target || text === "") throw new Error("usage: /label <entry|.> <text>  (or - to remove)");
+      harness.label(target, text === "-" ? null : text);
+      term.err.write(`labelled ${target}\n`);
+      return;
+    }
+    default:
+      throw new Error(`unknown command ${command}; /help lists them`);
+  }
+}
