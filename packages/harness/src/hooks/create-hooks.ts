@@ -1,17 +1,19 @@
 /**
- * Builds the Tapable instances from HOOK_TABLE and wraps every tap, at
- * registration, into an async function run through the PluginDriver.
+ * Builds the Tapable instances from HOOK_TABLE and runs them.
  *
- * Why wrap: tapable hangs forever (and Node dies of an unhandled rejection) when a
- * second `tapPromise` throws synchronously or returns a non-promise, its errors
- * carry no plugin name, and it has no timeouts or abort. After wrapping, every tap
- * is a `promise` tap that (1) never throws synchronously, (2) is attributed to its
- * plugin (the tap name), (3) honours the per-tap timeout, (4) has its result
- * validated, and (5) applies the hook's reduction and failure policy:
- * see ../../../../../shared/spec/harness.md (hook table, failure policy).
+ * Tapable is the registration surface (named taps, `stage`, `before`, `tap` /
+ * `tapPromise` / `tapAsync`): it keeps `hook.taps` in order. Dispatch is ours:
+ * the runners below walk `hook.taps` in a plain loop and call each tap through
+ * `callTap` (tap-call.ts), which catches synchronous throws, enforces timeouts,
+ * validates results, applies the failure policy and attributes answers. That
+ * avoids tapable's hazards (a second `tapPromise` that throws synchronously hangs
+ * its promise forever) and costs about what a hand-written loop does.
+ *
+ * Code that calls a hook directly (`hook.promise(...)`) still gets the same
+ * semantics: a `register` interceptor wraps every tap in the same `callTap`.
+ * See ../../../../../shared/spec/harness.md (hook table, failure policy).
  */
 import { AsyncSeriesBailHook, AsyncSeriesWaterfallHook } from "tapable";
-import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 import {
   type HarnessHooks,
   HOOK_NAMES,
@@ -21,25 +23,19 @@ import {
   type HookPayload,
   type HookResult,
   type HookSpec,
-  stricter,
 } from "./hook-table.js";
-import type {
-  AttributedVerdict,
-  GateDecision,
-  HookContext,
-  ToolGateCall,
-  ToolHookContext,
-} from "./hook-types.js";
-import type { PluginCallSite, PluginDriver } from "./plugin-driver.js";
+import type { AttributedVerdict, HookContext, ToolGateCall, ToolHookContext } from "./hook-types.js";
+import {
+  callTap,
+  type FailurePolicy,
+  type GateState,
+  type HookEnvironment,
+  type RawTap,
+  type TapCall,
+  TapWatch,
+} from "./tap-call.js";
 
-export interface FailurePolicy {
-  /** Default per-tap timeout in ms (hooks may override it in the table; taps with `timeout`). Default 30 000. */
-  tapTimeoutMs: number;
-  /** What a throwing or timed-out gate tap answers. Default `deny`; never `allow`. */
-  gate: Exclude<GateDecision, "allow">;
-  /** `fail-run` (default): a throwing transform fails the run. `skip-tap`: report it and keep the payload. */
-  transform: "fail-run" | "skip-tap";
-}
+export type { FailurePolicy, HookEnvironment } from "./tap-call.js";
 
 export const DEFAULT_FAILURE_POLICY: FailurePolicy = {
   tapTimeoutMs: 30_000,
@@ -47,29 +43,14 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = {
   transform: "fail-run",
 };
 
-export interface HookEnvironment {
-  driver: PluginDriver;
-  policy(): FailurePolicy;
-  /** Surfaces a plugin failure that was absorbed by policy (a `plugin_error` event). */
-  report(failure: HarnessError): void;
-}
-
-interface RawTap {
-  name: string;
-  type: "sync" | "async" | "promise";
-  // biome-ignore lint/complexity/noBannedTypes: tapable's own type for tap functions.
-  fn: Function;
-  stage?: number;
-  timeout?: number;
-}
-
 /** A bail answer with the name of the tap that gave it. */
 export type Attributed<T> = T & { by: string };
 
-interface GateState {
-  strictest?: AttributedVerdict;
-}
-const gateStates = new WeakMap<object, GateState>();
+/** The tap as registered, kept on the wrapped tap tapable stores. */
+const ORIGINAL = Symbol("rein.originalTap");
+type StoredTap = RawTap & { [ORIGINAL]: RawTap };
+
+const environments = new WeakMap<object, HookEnvironment>();
 
 export function createHooks(env: HookEnvironment): HarnessHooks {
   const hooks: Record<string, unknown> = {};
@@ -85,6 +66,7 @@ export function createHooks(env: HookEnvironment): HarnessHooks {
     });
     hooks[name] = hook;
   }
+  environments.set(hooks, env);
   return hooks as unknown as HarnessHooks;
 }
 
@@ -103,87 +85,40 @@ export function removeTaps(hooks: HarnessHooks, name: string): number {
   return removed;
 }
 
-function invokeOriginal(tap: RawTap, args: unknown[]): unknown {
-  if (tap.type !== "async") return tap.fn(...args);
-  return new Promise((resolve, reject) => {
-    tap.fn(...args, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result)));
-  });
-}
-
-function wrapTap(name: HookName, spec: HookSpec<HookName>, tap: RawTap, env: HookEnvironment): RawTap {
-  const original = { ...tap };
-  const fn = async (payload: unknown, context: HookContext) => {
+/** For direct `hook.promise()` callers: the same semantics through tapable's own dispatch. */
+function wrapTap(name: HookName, spec: HookSpec<HookName>, tap: RawTap, env: HookEnvironment): StoredTap {
+  const original: RawTap = { ...tap };
+  const fn = (payload: unknown, context: HookContext) => {
     // A block stops the beforeRun chain: later taps never see (or undo) it.
-    if (name === "beforeRun" && (payload as { block?: unknown } | undefined)?.block) return undefined;
-    const site: PluginCallSite = { plugin: tap.name, hook: name };
-    const call = (context as Partial<ToolHookContext> | undefined)?.call;
-    if (call) site.toolCallId = call.id;
-    const timeoutMs = tap.timeout ?? spec.timeoutMs ?? env.policy().tapTimeoutMs;
-    let result: unknown;
-    try {
-      result = await env.driver.run(site, () => invokeOriginal(original, [payload, context]), { timeoutMs });
-      if (result !== undefined && result !== null) {
-        const problem = spec.validate(result, payload as never);
-        if (problem) {
-          throw new HarnessError(
-            HarnessErrorCode.hook,
-            `plugin "${tap.name}" returned a malformed result from ${name}: ${problem}`,
-            { plugin: tap.name, hook: name, toolCallId: site.toolCallId, pluginCode: "malformed_result" },
-          );
-        }
-      }
-    } catch (error) {
-      const failure = pluginFailure(error, site);
-      if (spec.failure === "fail-closed") {
-        env.report(failure);
-        return failClosed(name, payload, context, tap.name, failure, env.policy());
-      }
-      if (env.policy().transform === "skip-tap" && spec.reduction === "waterfall") {
-        env.report(failure);
-        return undefined;
-      }
-      throw failure;
-    }
-    if (result === undefined || result === null) return undefined;
-    if (spec.reduction === "waterfall") return result;
-    if (spec.reduction === "bail") return { ...(result as object), by: tap.name };
-    return reduceGate(result as AttributedVerdict, tap.name, context);
+    if (name === "beforeRun" && (payload as { block?: unknown } | undefined)?.block)
+      return Promise.resolve(undefined);
+    const watch = new TapWatch(env.driver);
+    const call: TapCall = { name, spec, env, watch };
+    const gate = gateStates.get(context);
+    if (gate) call.gate = gate;
+    return Promise.resolve()
+      .then(() => callTap(call, original, payload, context))
+      .finally(() => watch.finish());
   };
-  return { ...tap, type: "promise", fn };
+  return { ...tap, type: "promise", fn, [ORIGINAL]: original };
 }
 
-function attribute(verdict: { decision: GateDecision; reason: string; rule?: string }, tapName: string) {
-  const by = verdict.rule ? `${tapName}:${verdict.rule}` : tapName;
-  return { ...verdict, by } as AttributedVerdict;
-}
-
-function reduceGate(
-  verdict: AttributedVerdict,
-  tapName: string,
-  context: HookContext,
-): AttributedVerdict | undefined {
-  const attributed = attribute(verdict, tapName);
-  // Bail on deny: nothing after it can undo it, so nothing after it runs.
-  if (attributed.decision === "deny") return attributed;
-  const state = gateStates.get(context);
-  if (state) state.strictest = stricter(state.strictest, attributed);
-  return undefined;
-}
-
-function failClosed(
-  name: HookName,
-  _payload: unknown,
-  context: HookContext,
-  tapName: string,
-  failure: HarnessError,
-  policy: FailurePolicy,
-): unknown {
-  const reason = `${failure.message} (failing closed)`;
-  if (name === "permissionAsk") return { decision: "deny", reason, by: tapName };
-  return reduceGate({ decision: policy.gate, reason, by: tapName }, tapName, context);
-}
+/** Gate reductions of `hook.promise()` callers, keyed by their context object. */
+const gateStates = new WeakMap<object, GateState>();
 
 // ---- runners: how the harness (and the SDK's testing kit) calls each kind of hook ----
+
+function prepare(hooks: HarnessHooks, name: HookName) {
+  const taps = (hooks[name] as unknown as { taps: StoredTap[] }).taps;
+  const env = environments.get(hooks);
+  if (!env) throw new TypeError("hooks were not created by createHooks");
+  return { taps, env, spec: HOOK_TABLE[name] as HookSpec<HookName> };
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null &&
+  (typeof value === "object" || typeof value === "function") &&
+  typeof (value as { then?: unknown }).then === "function";
 
 export async function runWaterfall<K extends HookName>(
   hooks: HarnessHooks,
@@ -191,10 +126,21 @@ export async function runWaterfall<K extends HookName>(
   payload: HookPayload<K>,
   context: HookContextOf<K>,
 ): Promise<HookPayload<K>> {
-  const hook = hooks[name] as unknown as AsyncSeriesWaterfallHook<[unknown, unknown]>;
-  if (hook.taps.length === 0) return payload;
-  const result = await hook.promise(payload, context);
-  return (result ?? payload) as HookPayload<K>;
+  const { taps, env, spec } = prepare(hooks, name);
+  if (taps.length === 0) return payload;
+  const call: TapCall = { name, spec, env, watch: new TapWatch(env.driver) };
+  let current: unknown = payload;
+  try {
+    for (const tap of taps) {
+      if (name === "beforeRun" && (current as { block?: unknown }).block) break;
+      let next = callTap(call, tap[ORIGINAL], current, context as HookContext);
+      if (isThenable(next)) next = await next;
+      if (next !== undefined) current = next;
+    }
+  } finally {
+    call.watch.finish();
+  }
+  return current as HookPayload<K>;
 }
 
 export async function runBail<K extends HookName>(
@@ -203,9 +149,19 @@ export async function runBail<K extends HookName>(
   payload: HookPayload<K>,
   context: HookContextOf<K>,
 ): Promise<Attributed<HookResult<K>> | undefined> {
-  const hook = hooks[name] as unknown as AsyncSeriesBailHook<[unknown, unknown], unknown>;
-  if (hook.taps.length === 0) return undefined;
-  return ((await hook.promise(payload, context)) ?? undefined) as Attributed<HookResult<K>> | undefined;
+  const { taps, env, spec } = prepare(hooks, name);
+  if (taps.length === 0) return undefined;
+  const call: TapCall = { name, spec, env, watch: new TapWatch(env.driver) };
+  try {
+    for (const tap of taps) {
+      let answer = callTap(call, tap[ORIGINAL], payload, context as HookContext);
+      if (isThenable(answer)) answer = await answer;
+      if (answer !== undefined) return answer as Attributed<HookResult<K>>;
+    }
+  } finally {
+    call.watch.finish();
+  }
+  return undefined;
 }
 
 /**
@@ -214,13 +170,20 @@ export async function runBail<K extends HookName>(
  */
 export async function runToolGate(
   hooks: HarnessHooks,
-  call: ToolGateCall,
+  gateCall: ToolGateCall,
   context: ToolHookContext,
 ): Promise<AttributedVerdict | undefined> {
-  const hook = hooks.toolGate as unknown as AsyncSeriesBailHook<[unknown, unknown], unknown>;
-  if (hook.taps.length === 0) return undefined;
-  const state: GateState = {};
-  gateStates.set(context, state);
-  const denied = (await hook.promise(call, context)) as AttributedVerdict | undefined;
-  return denied ?? state.strictest;
+  const { taps, env, spec } = prepare(hooks, "toolGate");
+  if (taps.length === 0) return undefined;
+  const call: TapCall = { name: "toolGate", spec, env, watch: new TapWatch(env.driver), gate: {} };
+  try {
+    for (const tap of taps) {
+      let denied = callTap(call, tap[ORIGINAL], gateCall, context);
+      if (isThenable(denied)) denied = await denied;
+      if (denied !== undefined) return denied as AttributedVerdict;
+    }
+  } finally {
+    call.watch.finish();
+  }
+  return call.gate?.strictest;
 }

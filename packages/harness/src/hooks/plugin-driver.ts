@@ -34,9 +34,11 @@ interface TrackedCall {
   site: PluginCallSite;
   startedAt: number;
   deadline: number;
-  settled: Promise<unknown>;
+  value: PromiseLike<unknown>;
   expire(): void;
 }
+
+const ignore = () => undefined;
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value !== null &&
@@ -72,10 +74,7 @@ export class PluginDriver {
         site,
         startedAt,
         deadline,
-        settled: Promise.resolve(pending).then(
-          () => undefined,
-          () => undefined,
-        ),
+        value: pending,
         expire: () => {
           done = true;
           this.hung.add(call);
@@ -102,12 +101,50 @@ export class PluginDriver {
     });
   }
 
+  /** Tracks a call that has no deadline until it settles, so shutdown can name it if it never does. */
+  watch<T>(site: PluginCallSite, value: PromiseLike<T>): PromiseLike<T> {
+    const call: TrackedCall = {
+      site: { ...site },
+      startedAt: Date.now(),
+      deadline: Number.POSITIVE_INFINITY,
+      value,
+      expire: ignore,
+    };
+    this.running.add(call);
+    return value.then(
+      (result) => {
+        this.untrack(call);
+        return result;
+      },
+      (error: unknown) => {
+        this.untrack(call);
+        throw error;
+      },
+    );
+  }
+
+  /** Records a call that timed out and is still running, until it settles. */
+  markHung(site: PluginCallSite, value: PromiseLike<unknown>): void {
+    const call: TrackedCall = {
+      site: { ...site },
+      startedAt: Date.now(),
+      deadline: 0,
+      value,
+      expire: ignore,
+    };
+    this.hung.add(call);
+    value.then(
+      () => this.hung.delete(call),
+      () => this.hung.delete(call),
+    );
+  }
+
   /** Plugin calls that have started and not yet settled (hung taps show up here). */
   inFlight(): readonly InFlightCall[] {
-    return [...this.running, ...this.hung].map(({ site, startedAt, settled }) => ({
+    return [...this.running, ...this.hung].map(({ site, startedAt, value }) => ({
       ...site,
       startedAt,
-      settled,
+      settled: Promise.resolve(value).then(ignore, ignore),
     }));
   }
 
