@@ -1,16 +1,17 @@
 /**
  * `pnpm bench`: runs every benchmark and prints one table of ratios measured
  * side by side in this run. Options:
- *   --only turns,hooks,sessions   run a subset
- *   --scale 0.1                   shrink every size (quick check; targets then mean little)
- *   --reps turns=5,hooks=7,sessions=3
+ *   --only turns,hooks,sessions,startup   run a subset
+ *   --scale 0.1                   shrink every size (quick check; targets then mean little; not startup)
+ *   --reps turns=5,hooks=7,sessions=3,startup=5
  *   --out file.md                 also write the report to a file
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { benchHooks } from "./src/hooks.mjs";
-import { hookRows, sessionRows, turnRows } from "./src/report.mjs";
+import { hookRows, sessionRows, startupRows, turnRows } from "./src/report.mjs";
 import { benchSessions } from "./src/sessions.mjs";
+import { benchStartup } from "./src/startup.mjs";
 import { now } from "./src/stats.mjs";
 import { describeRun, renderTable } from "./src/table.mjs";
 import { benchTurns } from "./src/turns.mjs";
@@ -21,7 +22,7 @@ if (typeof globalThis.gc !== "function") {
 
 const { values } = parseArgs({
   options: {
-    only: { type: "string", default: "turns,hooks,sessions" },
+    only: { type: "string", default: "turns,hooks,sessions,startup" },
     scale: { type: "string", default: "1" },
     reps: { type: "string", default: "" },
     out: { type: "string" },
@@ -29,7 +30,7 @@ const { values } = parseArgs({
 });
 const only = new Set(values.only.split(","));
 const scale = Number(values.scale);
-const reps = { turns: 5, hooks: 7, sessions: 3 };
+const reps = { turns: 5, hooks: 7, sessions: 3, startup: 5 };
 for (const pair of values.reps.split(",").filter(Boolean)) {
   const [key, value] = pair.split("=");
   reps[key] = Number(value);
@@ -41,6 +42,7 @@ const rows = [];
 if (only.has("turns")) rows.push(...turnRows(await benchTurns({ reps: reps.turns, scale, log })));
 if (only.has("hooks")) rows.push(...hookRows(await benchHooks({ reps: reps.hooks, scale, log })));
 if (only.has("sessions")) rows.push(...sessionRows(await benchSessions({ reps: reps.sessions, scale, log })));
+if (only.has("startup")) rows.push(...startupRows(await benchStartup({ reps: reps.startup, log })));
 const seconds = (now() - started) / 1000;
 
 const missed = rows.filter((r) => r.met === "**no**").length;

@@ -127,3 +127,39 @@ export function sessionRows(sessions) {
   }
   return rows;
 }
+
+export function startupRows({ version, plugins }) {
+  const rows = [];
+  const group = "4. Start-up and plugins: each measurement a fresh process";
+  const { node, rein, pi } = version;
+  rows.push(row(group, "`node -e 0` (the floor)", `${ms(node.ms)}, peak RSS ${mib(node.maxRssMiB)}`));
+  rows.push(
+    row(
+      group,
+      "`rein --version` vs `pi --version`",
+      `${ms(rein.ms)} vs ${ms(pi.ms)} (above the floor: ${ms(rein.ms - node.ms)} vs ${ms(pi.ms - node.ms)}); peak RSS ${mib(rein.maxRssMiB)} vs ${mib(pi.maxRssMiB)}`,
+      { value: rein.ms / pi.ms, text: `${x(rein.ms / pi.ms)} pi` },
+      { max: 0.15 },
+    ),
+  );
+  const { rein: r, pi: p } = plugins;
+  for (const [phase, label, max] of [
+    ["cold", "cold (empty transpile cache)", 0.5],
+    ["warm", "warm (cache from the cold run)", 1],
+  ]) {
+    const a = r[phase];
+    const b = p[phase];
+    rows.push(
+      row(
+        group,
+        `${r.count} TS plugins, ${label}: Rein \`buildAgent\` vs pi \`discoverAndLoadExtensions\``,
+        `${ms(a.ms)} vs ${ms(b.ms)} (host imports before it, not timed: ${ms(a.importMs)} vs ${ms(b.importMs)}; process start to loaded: ${ms(a.totalMs)} vs ${ms(b.totalMs)}; peak RSS ${mib(a.maxRssMiB)} vs ${mib(b.maxRssMiB)}${
+          phase === "cold" ? `; files transpiled: ${r.cachedFiles} vs ${p.cachedFiles}` : ""
+        })`,
+        { value: a.ms / b.ms, text: `${x(a.ms / b.ms)} pi` },
+        { max },
+      ),
+    );
+  }
+  return rows;
+}

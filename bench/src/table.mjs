@@ -4,6 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 
@@ -38,6 +39,17 @@ function packageVersion(name) {
   return "?";
 }
 
+/** A package's version as seen from another package's folder (`from`: a file URL inside it). */
+function versionFrom(from, name) {
+  try {
+    return createRequire(from)(`${name}/package.json`).version;
+  } catch {
+    return "?";
+  }
+}
+
+const CLI_PACKAGE = new URL("../../packages/cli/package.json", import.meta.url);
+
 function memory() {
   try {
     return execFileSync("free", ["-h"], { encoding: "utf8" }).trimEnd();
@@ -54,6 +66,13 @@ export function describeRun({ reps, scale, seconds }) {
     "@mariozechner/pi-agent-core",
     "@mariozechner/pi-coding-agent",
   ].map((name) => `${name} ${packageVersion(name)}`);
+  if (fs.existsSync(CLI_PACKAGE)) {
+    const cli = JSON.parse(fs.readFileSync(CLI_PACKAGE, "utf8")).version;
+    const piCli = import.meta.resolve("@mariozechner/pi-coding-agent");
+    versions.push(
+      `@rein/cli ${cli} (jiti ${versionFrom(CLI_PACKAGE, "jiti")}; pi-coding-agent's jiti ${versionFrom(piCli, "jiti")})`,
+    );
+  }
   return [
     `- Date: ${new Date().toISOString()}`,
     `- Machine: nproc ${os.availableParallelism()}, ${cpus[0]?.model ?? "unknown CPU"}, ${os.platform()} ${os.release()}, load average ${os

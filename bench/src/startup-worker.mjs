@@ -1,0 +1,64 @@
+/**
+ * Loads the 30 plugin fixtures once, in a fresh process, the way each host does.
+ *
+ *   node startup-worker.mjs rein <project>   # @rein/cli buildAgent(): config + plugin modules + setups
+ *   node startup-worker.mjs pi <project>     # pi's discoverAndLoadExtensions(): .pi/extensions/*.ts
+ *
+ * The transpile cache is the parent's business: it sets REIN_CACHE_DIR (Rein) and
+ * TMPDIR (pi's jiti caches in `os.tmpdir()/jiti`) to a fresh folder for a cold
+ * run and reuses it for the warm one. Prints one JSON line:
+ * `{ ms, importMs, totalMs, plugins, tools, maxRssMiB }`; `ms` times only the
+ * loader call, `importMs` the host's own imports before it (untimed in `ms`),
+ * `totalMs` process start to loaded.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { now } from "./stats.mjs";
+
+const [impl, project] = process.argv.slice(2);
+/** The timed loader call on the monotonic clock (ms), to cut a `--cpu-prof` profile to it. */
+let window;
+
+/** @rein/cli's library entry, built by `tsc -b` (imported by path: the bench does not depend on the CLI package). */
+export const REIN_CLI = fileURLToPath(new URL("../../packages/cli/dist/index.js", import.meta.url));
+
+/** pi's extension loader module (`loadExtensions`, `discoverAndLoadExtensions`): not part of the package's exports map. */
+function piLoaderUrl() {
+  return new URL("./core/extensions/loader.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href;
+}
+
+async function loadRein() {
+  const started = now();
+  const cli = await import(REIN_CLI);
+  const importMs = now() - started;
+  const start = now();
+  const agent = await cli.buildAgent({ cwd: project, ephemeral: true, modelOptional: true });
+  const ms = now() - start;
+  window = [start, start + ms];
+  const plugins = agent.plugins.length;
+  const tools = agent.harness.tools.length;
+  await agent.dispose();
+  return { ms, importMs, plugins, tools };
+}
+
+async function loadPi() {
+  // An empty agent folder, so the user's own ~/.pi extensions stay out of it.
+  const agentDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "pi-agent-"));
+  const started = now();
+  const loader = await import(piLoaderUrl());
+  const importMs = now() - started;
+  const start = now();
+  const result = await loader.discoverAndLoadExtensions([], project, agentDir);
+  const ms = now() - start;
+  window = [start, start + ms];
+  if (result.errors.length > 0) throw new Error(`pi: ${JSON.stringify(result.errors[0])}`);
+  const tools = result.extensions.reduce((sum, extension) => sum + extension.tools.size, 0);
+  return { ms, importMs, plugins: result.extensions.length, tools };
+}
+
+const out = impl === "rein" ? await loadRein() : await loadPi();
+out.totalMs = performance.now();
+out.maxRssMiB = process.resourceUsage().maxRSS / 1024;
+out.window = window;
+console.log(JSON.stringify(out));
