@@ -1,43 +1,16 @@
 #!/usr/bin/env node
 /**
- * Entry point of `rein`. Exit codes: 0 success, 1 a run failed, 2 usage or
- * config errors. User errors print one clear message (and a hint), never a stack
- * trace unless --debug.
+ * Entry point of `rein`. `--version` answers before anything else loads (it is
+ * what scripts and shell prompts call most); everything else is in main.ts.
  */
-import { CommanderError } from "commander";
-import { CliError, ExitCode } from "./errors.js";
-import { buildProgram, type GlobalOptions, globalsFrom } from "./program.js";
-import { colorsFor } from "./ui/terminal.js";
+import { readFileSync } from "node:fs";
 
-const debug = process.argv.includes("--debug");
-let exitCode: number = ExitCode.ok;
-
-function report(error: unknown): number {
-  const c = colorsFor(process.stderr);
-  if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-  if (error instanceof CliError) {
-    process.stderr.write(`${c.red("rein:")} ${error.message}\n`);
-    if (error.hint) process.stderr.write(`${c.dim(`  ${error.hint}`)}\n`);
-    if (debug)
-      process.stderr.write(
-        `${error.stack ?? ""}\n${error.cause ? String((error.cause as Error).stack ?? error.cause) : ""}\n`,
-      );
-    return error.exitCode;
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`${c.red("rein:")} ${message}\n`);
-  if (debug && error instanceof Error) process.stderr.write(`${error.stack ?? ""}\n`);
-  else process.stderr.write(`${c.dim("  (run with --debug for the stack trace)")}\n`);
-  return ExitCode.failed;
+const [first, ...rest] = process.argv.slice(2);
+if ((first === "--version" || first === "-v") && rest.length === 0) {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  process.stdout.write(`${pkg.version}\n`);
+} else {
+  await import("./main.js");
 }
-
-const program = buildProgram(async (task: (globals: GlobalOptions) => Promise<number>) => {
-  exitCode = await task(globalsFrom(program));
-});
-
-try {
-  await program.parseAsync(process.argv);
-} catch (error) {
-  exitCode = report(error);
-}
-process.exitCode = exitCode;

@@ -107,6 +107,8 @@ describe("bash: stopping commands", () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe("ready\n\n[aborted; the command and its child processes were killed]");
     expect(result.details).toMatchObject({ aborted: true, timedOut: false, signal: "SIGKILL" });
+    // SIGKILL is delivered at once, but the kernel tears the processes down asynchronously.
+    await until(() => pids.every(isGone), "the whole process group is gone");
     for (const pid of pids) expect(isGone(pid), `pid ${pid} after abort`).toBe(true);
   });
 

@@ -1,0 +1,42 @@
+/**
+ * The `rein` command line, after the fast paths of bin.ts. Exit codes: 0 success,
+ * 1 a run failed, 2 usage or config errors. User errors print one clear message (and a hint), never a stack
+ * trace unless --debug.
+ */
+import { CommanderError } from "commander";
+import { CliError, ExitCode } from "./errors.js";
+import { buildProgram, type GlobalOptions, globalsFrom } from "./program.js";
+import { colorsFor } from "./ui/terminal.js";
+
+const debug = process.argv.includes("--debug");
+let exitCode: number = ExitCode.ok;
+
+function report(error: unknown): number {
+  const c = colorsFor(process.stderr);
+  if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  if (error instanceof CliError) {
+    process.stderr.write(`${c.red("rein:")} ${error.message}\n`);
+    if (error.hint) process.stderr.write(`${c.dim(`  ${error.hint}`)}\n`);
+    if (debug)
+      process.stderr.write(
+        `${error.stack ?? ""}\n${error.cause ? String((error.cause as Error).stack ?? error.cause) : ""}\n`,
+      );
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${c.red("rein:")} ${message}\n`);
+  if (debug && error instanceof Error) process.stderr.write(`${error.stack ?? ""}\n`);
+  else process.stderr.write(`${c.dim("  (run with --debug for the stack trace)")}\n`);
+  return ExitCode.failed;
+}
+
+const program = buildProgram(async (task: (globals: GlobalOptions) => Promise<number>) => {
+  exitCode = await task(globalsFrom(program));
+});
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  exitCode = report(error);
+}
+process.exitCode = exitCode;
