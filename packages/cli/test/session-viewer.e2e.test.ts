@@ -54,12 +54,14 @@ describe("the HTML session viewer in headless Chromium", { timeout: 120_000 }, (
       await tab.goto(`file://${page}`);
       const tree = tab.locator("nav > ul.tree");
       await expect(tree.isVisible()).resolves.toBe(true);
+      // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
       const treeText = await tree.innerText();
       expect(treeText).toContain("user: push it");
       expect(treeText).toContain("◀ leaf");
       const denied = tab.locator('[data-decision="deny"]');
       expect(await denied.count()).toBe(1);
       expect(await denied.isVisible()).toBe(true);
+      // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
       const deniedText = await denied.innerText();
       expect(deniedText).toContain("Denied by house-rules:no-push");
       expect(deniedText).toContain("no pushing on Fridays");
