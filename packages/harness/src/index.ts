@@ -48,6 +48,14 @@ export {
   toUserMessage,
 } from "./harness/message-queues.js";
 export type { PromptInput } from "./harness/prompt-input.js";
+export {
+  INTERRUPTED_NOT_RUN,
+  INTERRUPTED_UNKNOWN,
+  INTERRUPTED_UNRECORDED,
+  RETRY_NOTE,
+  type RecoveredToolCall,
+  type RecoveryReport,
+} from "./harness/recovery.js";
 export { HARNESS_DECIDER, resolveDefaultVerdict } from "./harness/tool-decisions.js";
 export type { NavigateOptions, NavigateOutcome } from "./harness/tree-navigation.js";
 export type { TurnSnapshot } from "./harness/turn-snapshot.js";

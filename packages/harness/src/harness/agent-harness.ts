@@ -13,6 +13,11 @@
  *   point (after the turn's messages and its `turn_end` listeners), at settle, and
  *   in failure cleanup; they are never dropped.
  * - `settled` is emitted last; `waitForIdle()` resolves only after it.
+ * - Durable runs: run, turn and tool-call boundaries, accepted queue messages and
+ *   pending writes are journaled (session `journal` records) when they happen; a
+ *   message injected from a queue carries the queue id in its own entry, a committed
+ *   pending write its pending id. Opening a harness on a session recovers what a
+ *   crash left open (./recovery.ts).
  */
 import type { Model } from "@mariozechner/pi-ai";
 import {
@@ -51,10 +56,16 @@ import {
   type RetrySettings,
   resolveRetrySettings,
 } from "../loop/retry.js";
-import type { AgentMessage, EntryInput, ThinkingLevel } from "../session/entries.js";
+import type {
+  AgentMessage,
+  EntryInput,
+  JournalRecord,
+  JournalRunStatus,
+  ThinkingLevel,
+} from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import type { SessionStore } from "../session/session-store.js";
-import type { AnyAgentTool, ToolExecutionContext } from "../tools.js";
+import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
 import {
   type CompactionOutcome,
   compactAfterOverflow,
@@ -72,9 +83,10 @@ import {
   validateThinkingLevel,
   validateTools,
 } from "./live-config.js";
-import { MessageQueues, type QueueModes, toUserMessage } from "./message-queues.js";
+import { MessageQueues, type QueuedMessage, type QueueModes, toUserMessage } from "./message-queues.js";
 import { PendingWrites } from "./pending-writes.js";
 import { type PromptInput, promptMessage } from "./prompt-input.js";
+import { type RecoveryReport, recoverSession } from "./recovery.js";
 import { decideToolCall } from "./tool-decisions.js";
 import { checkTarget, type NavigateOptions, type NavigateOutcome, runNavigation } from "./tree-navigation.js";
 import type { TurnSnapshot } from "./turn-snapshot.js";
@@ -116,6 +128,12 @@ export interface AgentHarnessOptions {
   compaction?: Partial<CompactionSettings>;
   /** Retry of transient provider errors: `enabled` (default true), `maxAttempts` (4), `baseDelayMs` (2 000), `maxDelayMs` (60 000). */
   retry?: Partial<RetrySettings>;
+  /**
+   * Recover what a crash left open when the harness opens its session (default true):
+   * close an unfinished run as `interrupted`, synthesize missing tool results, commit
+   * pending writes, restore queued messages. See `harness.recovery`.
+   */
+  recover?: boolean;
 }
 
 export interface CompactOptions {
@@ -139,7 +157,14 @@ interface ActiveRun {
   systemPromptOverride: string | undefined;
   /** An overflow compaction happened since the last successful assistant message (at most one per turn). */
   overflowCompacted: boolean;
+  /** Ids of queued messages a `beforeRun` tap replaced: recorded on the run's first persisted message. */
+  consumedQueueIds: string[] | undefined;
 }
+
+const QUEUE_NAMES: readonly QueueName[] = ["steer", "followUp", "nextTurn"];
+
+/** Ids of queued messages and pending writes: 64 random bits, so no two in one session collide. */
+const durableId = () => `${shortId()}${shortId()}`;
 
 export class AgentHarness {
   readonly hooks: HarnessHooks;
@@ -162,10 +187,12 @@ export class AgentHarness {
   private operation: AbortController | undefined;
   private idle: Promise<void> = Promise.resolve();
   private readonly views: HookViews;
+  /** Queued messages taken from a queue and not yet persisted (by identity: each push is a fresh object). */
+  private readonly taken = new Map<AgentMessage, { queue: QueueName; id: string }>();
+  private readonly recoveryReport: RecoveryReport | undefined;
 
   constructor(options: AgentHarnessOptions) {
-    if (!options?.session) throw invalidArgument("AgentHarness needs a session");
-    if (!options.model) throw invalidArgument("AgentHarness needs a model");
+    validateOptions(options);
     const tools = options.tools ?? [];
     validateTools(tools);
     if (options.activeTools) validateActiveTools(options.activeTools, tools);
@@ -185,8 +212,6 @@ export class AgentHarness {
       cwd: options.cwd ?? process.cwd(),
     };
     this.failurePolicy = { ...DEFAULT_FAILURE_POLICY, ...options.failurePolicy };
-    if ((this.failurePolicy.gate as string) === "allow")
-      throw invalidArgument("failurePolicy.gate cannot be allow: gates fail closed");
     this.maxStopContinuations = options.maxStopContinuations ?? 8;
     this.durability = options.durability ?? "save-point";
     this.streamFn = options.streamFn;
@@ -213,6 +238,19 @@ export class AgentHarness {
       append: (input) => this.appendEntry(input),
     });
     this.operationHost = this.createOperationHost();
+    if (options.recover !== false) {
+      const recovered = recoverSession(this.session, { tools: this.config.tools, model: this.config.model });
+      this.recoveryReport = recovered.report;
+      for (const queue of QUEUE_NAMES) this.queues.restore(queue, recovered.queues[queue]);
+    }
+  }
+
+  /**
+   * What recovery repaired or restored when this harness opened its session
+   * (`undefined`: nothing was left open). Also reported in `session.warnings`.
+   */
+  get recovery(): RecoveryReport | undefined {
+    return this.recoveryReport;
   }
 
   // ---- observation ----
@@ -371,15 +409,24 @@ export class AgentHarness {
 
   /** Changes direction: injected after the current turn fully ends. */
   steer(message: string | AgentMessage): void {
-    this.queues.push("steer", toUserMessage(message));
+    this.enqueue("steer", message);
   }
   /** One more thing after this task: injected when the agent would otherwise stop. */
   followUp(message: string | AgentMessage): void {
-    this.queues.push("followUp", toUserMessage(message));
+    this.enqueue("followUp", message);
   }
   /** Context for the next explicit prompt, injected before its user message. */
   nextTurn(message: string | AgentMessage): void {
-    this.queues.push("nextTurn", toUserMessage(message));
+    this.enqueue("nextTurn", message);
+  }
+
+  /** Journals the message (durable once this returns), then queues it. */
+  private enqueue(queue: QueueName, input: string | AgentMessage): void {
+    // A fresh object per push: the harness knows a queued message by identity.
+    const message = { ...toUserMessage(input) } as AgentMessage;
+    const id = durableId();
+    this.session.appendJournal({ event: "queue_push", queue, queueId: id, message });
+    this.queues.push(queue, { id, message });
   }
   queued(queue: QueueName): number {
     return this.queues.size(queue);
@@ -442,11 +489,13 @@ export class AgentHarness {
     let outcome: RunOutcome | undefined;
     let failure: unknown;
     try {
+      this.session.appendJournal({ event: "run_start", runId: run.runId });
       outcome = await this.executeRun(run, promptMessage(input));
     } catch (error) {
       failure = error;
     }
-    const settleFailure = await this.settle(run.runId);
+    const status: JournalRunStatus = outcome === undefined ? "error" : outcome.status;
+    const settleFailure = await this.settle(run.runId, status);
     if (failure !== undefined) throw failure;
     if (settleFailure !== undefined) throw settleFailure;
     return outcome as RunOutcome;
@@ -454,8 +503,12 @@ export class AgentHarness {
 
   /** Asks the provider and running tools to stop; clears steer and follow-up, keeps next-turn. */
   abort(reason?: string): void {
-    this.queues.clear("steer");
-    this.queues.clear("followUp");
+    for (const queue of ["steer", "followUp"] as const) {
+      const cleared = this.queues.clear(queue);
+      if (cleared.length > 0) {
+        this.journalQuietly({ event: "queue_clear", queue, queueIds: cleared.map((item) => item.id) });
+      }
+    }
     const operation = this.operation;
     if (operation && !operation.signal.aborted) {
       operation.abort(new HarnessError("aborted", reason ?? "aborted"));
@@ -570,16 +623,19 @@ export class AgentHarness {
       snapshot: undefined,
       systemPromptOverride: undefined,
       overflowCompacted: false,
+      consumedQueueIds: undefined,
     };
     this.active = run;
     return run;
   }
 
   /** Flushes leftover writes, returns to idle, emits `settled`. Returns a persistence failure, if any. */
-  private async settle(runId: string): Promise<unknown> {
+  private async settle(runId: string, status: JournalRunStatus): Promise<unknown> {
+    this.returnTaken();
     let failure: unknown;
     try {
       this.pending.flush(this.session);
+      this.session.appendJournal({ event: "run_end", runId, status });
       if (this.durability !== "none") this.session.sync();
     } catch (error) {
       failure = error;
@@ -593,23 +649,36 @@ export class AgentHarness {
   private async executeRun(run: ActiveRun, prompt: AgentMessage): Promise<RunOutcome> {
     this.recordConfigDrift();
     const signal = run.controller.signal;
-    const nextTurn = this.queues.drain("nextTurn");
-    const systemPrompt = await this.resolveSystemPrompt();
+    const nextTurn = this.take("nextTurn");
+    const putBack = () => {
+      for (const item of nextTurn) this.taken.delete(item.message);
+      this.queues.restore("nextTurn", nextTurn);
+    };
     let start: { systemPrompt: string; messages: AgentMessage[]; block?: { reason: string } };
+    let systemPrompt: string;
     try {
+      systemPrompt = await this.resolveSystemPrompt();
       start = await runWaterfall(
         this.hooks,
         "beforeRun",
-        { systemPrompt, messages: [...nextTurn, prompt] },
+        { systemPrompt, messages: [...nextTurn.map((item) => item.message), prompt] },
         this.views.context(signal),
       );
     } catch (error) {
-      this.queues.restore("nextTurn", nextTurn);
+      putBack();
       throw error;
     }
     if (start.block) {
-      this.queues.restore("nextTurn", nextTurn);
+      putBack();
       return { runId: run.runId, status: "blocked", reason: start.block.reason, messages: [] };
+    }
+    // Queued messages a tap replaced or dropped were consumed by it: the run's first
+    // persisted message records their ids, in the same line.
+    const injected = new Set(start.messages);
+    const replaced = nextTurn.filter((item) => !injected.has(item.message));
+    if (replaced.length > 0) {
+      for (const item of replaced) this.taken.delete(item.message);
+      run.consumedQueueIds = replaced.map((item) => item.id);
     }
     if (start.systemPrompt !== systemPrompt) run.systemPromptOverride = start.systemPrompt;
 
@@ -640,8 +709,8 @@ export class AgentHarness {
         if (compacted) run.overflowCompacted = true;
         return compacted;
       },
-      takeSteering: () => this.queues.drain("steer"),
-      takeFollowUp: () => this.queues.drain("followUp"),
+      takeSteering: () => this.take("steer").map((item) => item.message),
+      takeFollowUp: () => this.take("followUp").map((item) => item.message),
       planToolCall: (call, tool, args) =>
         decideToolCall(
           {
@@ -697,14 +766,64 @@ export class AgentHarness {
   /** Persist before broadcast; flush pending writes at the save point after `turn_end` listeners. */
   private async dispatch(event: HarnessEvent): Promise<void> {
     if (event.type === "message_end") {
-      this.session.appendMessage(event.message);
+      this.persistMessage(event.message);
       const { message } = event;
       if (this.active && message.role === "assistant" && message.stopReason !== "error") {
         this.active.overflowCompacted = false; // the turn got through: a later overflow may compact again
       }
-    } else if (event.type === "turn_start" && this.active) this.active.turnId = event.turnId;
+    } else if (event.type === "turn_start") {
+      if (this.active) this.active.turnId = event.turnId;
+      this.session.appendJournal({ event: "turn_start", runId: event.runId, turnId: event.turnId });
+    } else if (event.type === "turn_end") {
+      this.session.appendJournal({ event: "turn_end", runId: event.runId, turnId: event.turnId });
+    }
     await this.events.emit(event);
     if (event.type === "turn_end") await this.savePoint();
+  }
+
+  /** Appends a message; one taken from a queue (or the run's first) records the queue ids it consumes. */
+  private persistMessage(message: AgentMessage): void {
+    const tag = this.taken.get(message);
+    const run = this.active;
+    let queueIds: string[] | undefined = tag === undefined ? undefined : [tag.id];
+    if (run?.consumedQueueIds !== undefined) queueIds = [...run.consumedQueueIds, ...(queueIds ?? [])];
+    this.session.appendMessage(message, queueIds === undefined ? {} : { queueIds });
+    if (tag !== undefined) this.taken.delete(message);
+    if (run !== undefined) run.consumedQueueIds = undefined;
+  }
+
+  /** Drains a queue, remembering each message until it is persisted. */
+  private take(queue: QueueName): QueuedMessage[] {
+    const items = this.queues.drain(queue);
+    for (const item of items) this.taken.set(item.message, { queue, id: item.id });
+    return items;
+  }
+
+  /**
+   * At settle: messages taken from a queue but never persisted (the run failed or
+   * stopped first) go back to the front of their queue, in order; ids a `beforeRun`
+   * tap consumed without any message being persisted are journaled as taken.
+   */
+  private returnTaken(): void {
+    const run = this.active;
+    if (run?.consumedQueueIds !== undefined) {
+      this.journalQuietly({ event: "queue_take", queue: "nextTurn", queueIds: run.consumedQueueIds });
+      run.consumedQueueIds = undefined;
+    }
+    if (this.taken.size === 0) return;
+    const back: Record<QueueName, QueuedMessage[]> = { steer: [], followUp: [], nextTurn: [] };
+    for (const [message, { queue, id }] of this.taken) back[queue].push({ id, message });
+    this.taken.clear();
+    for (const queue of QUEUE_NAMES) this.queues.restore(queue, back[queue]);
+  }
+
+  /** A journal record whose loss only weakens recovery (it never blocks the caller). */
+  private journalQuietly(record: JournalRecord): void {
+    try {
+      this.session.appendJournal(record);
+    } catch {
+      // The session is failing; the next write that matters reports it.
+    }
   }
 
   private async savePoint(): Promise<void> {
@@ -773,27 +892,39 @@ export class AgentHarness {
     tool: AnyAgentTool,
     args: Record<string, unknown>,
     context: ToolExecutionContext,
-  ) {
+  ): Promise<ToolResult> {
+    const site = { runId: this.active?.runId ?? "", toolCallId: context.toolCallId, toolName: tool.name };
+    // Journaled before the tool can have any effect: recovery then knows it may have run.
+    this.session.appendJournal({ event: "tool_start", ...site });
+    let result: ToolResult;
     try {
-      return await this.driver.run(
+      result = await this.driver.run(
         { plugin: tool.owner ?? `tool:${tool.name}`, hook: "execute", toolCallId: context.toolCallId },
         () => tool.execute(args, context),
       );
     } catch (error) {
       // A tool failure is a result the model can read, in the tool's own words.
       const cause = error instanceof HarnessError && error.cause !== undefined ? error.cause : error;
-      return {
+      result = {
         content: [{ type: "text" as const, text: cause instanceof Error ? cause.message : String(cause) }],
         isError: true,
       };
     }
+    this.journalQuietly({ event: "tool_end", ...site, isError: result?.isError === true });
+    return result;
   }
 
   // ---- internals: writes and config ----
 
   private record(input: EntryInput): void {
-    if (this.phaseValue === "idle") this.session.append(input);
-    else this.pending.add(input);
+    if (this.phaseValue === "idle") {
+      this.session.append(input);
+      return;
+    }
+    const id = durableId();
+    // Durable while pending; if the journal cannot be written, the flush reports the failure.
+    this.journalQuietly({ event: "pending_write", pendingId: id, input });
+    this.pending.add(input, id);
   }
 
   /** At run start, commit live config the branch does not reflect yet (e.g. a model chosen at construction). */
@@ -846,5 +977,75 @@ export class AgentHarness {
       emit: (event) => this.events.emit(event),
       hookContext: (signal) => this.views.context(signal),
     };
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Checks the options' shapes before anything uses them: every problem is an
+ * `invalid_argument` naming the option, never a TypeError from deep inside.
+ */
+function validateOptions(options: AgentHarnessOptions): void {
+  if (!isPlainObject(options)) throw invalidArgument("AgentHarness needs an options object");
+  const session = options.session as unknown;
+  if (!session || typeof (session as { buildContext?: unknown }).buildContext !== "function") {
+    throw invalidArgument("AgentHarness needs a session (options.session)");
+  }
+  const model = options.model as unknown;
+  if (!isPlainObject(model) || typeof model.id !== "string" || typeof model.provider !== "string") {
+    throw invalidArgument("AgentHarness needs a model: a pi-ai Model with provider and id (options.model)");
+  }
+  const fail = (option: string, expected: string, value: unknown) => {
+    const shown = typeof value === "function" ? "a function" : (JSON.stringify(value) ?? String(value));
+    return invalidArgument(`options.${option} must be ${expected}, not ${shown}`);
+  };
+  const optional = <K extends keyof AgentHarnessOptions>(
+    key: K,
+    expected: string,
+    ok: (value: NonNullable<AgentHarnessOptions[K]>) => boolean,
+  ) => {
+    const value = options[key];
+    if (value !== undefined && !ok(value as NonNullable<AgentHarnessOptions[K]>))
+      throw fail(key, expected, value);
+  };
+  optional("systemPrompt", "a string or a function", (v) => typeof v === "string" || typeof v === "function");
+  optional("resources", "an object", isPlainObject);
+  optional("requestOptions", "an object", isPlainObject);
+  optional("cwd", "a string", (v) => typeof v === "string");
+  optional("defaultToolVerdict", '"allow", "ask", "deny" or a function', (v) =>
+    typeof v === "function" ? true : v === "allow" || v === "ask" || v === "deny",
+  );
+  optional("maxStopContinuations", "an integer >= 0", (v) => Number.isInteger(v) && v >= 0);
+  optional(
+    "durability",
+    '"save-point", "strict" or "none"',
+    (v) => v === "save-point" || v === "strict" || v === "none",
+  );
+  optional("streamFn", "a function", (v) => typeof v === "function");
+  optional("recover", "a boolean", (v) => typeof v === "boolean");
+  optional("compaction", "an object", isPlainObject);
+  optional("retry", "an object", isPlainObject);
+  optional("queueModes", "an object", isPlainObject);
+  for (const [queue, mode] of Object.entries(options.queueModes ?? {})) {
+    if (queue !== "steer" && queue !== "followUp")
+      throw fail(`queueModes.${queue}`, "absent (unknown queue)", mode);
+    if (mode !== "one-at-a-time" && mode !== "all")
+      throw fail(`queueModes.${queue}`, '"one-at-a-time" or "all"', mode);
+  }
+  optional("failurePolicy", "an object", isPlainObject);
+  const policy = (options.failurePolicy ?? {}) as Partial<FailurePolicy>;
+  if (
+    policy.tapTimeoutMs !== undefined &&
+    !(typeof policy.tapTimeoutMs === "number" && policy.tapTimeoutMs > 0)
+  ) {
+    throw fail("failurePolicy.tapTimeoutMs", "a number > 0", policy.tapTimeoutMs);
+  }
+  if (policy.gate !== undefined && policy.gate !== "ask" && policy.gate !== "deny") {
+    throw fail("failurePolicy.gate", '"deny" or "ask" (gates fail closed, never allow)', policy.gate);
+  }
+  if (policy.transform !== undefined && policy.transform !== "fail-run" && policy.transform !== "skip-tap") {
+    throw fail("failurePolicy.transform", '"fail-run" or "skip-tap"', policy.transform);
   }
 }

@@ -42,7 +42,11 @@ export interface LiveConfig {
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+const RISKS = new Set(["read", "write", "exec", "network"]);
+
 export function validateTools(tools: readonly AnyAgentTool[]): void {
+  if (!Array.isArray(tools))
+    throw invalidArgument(`tools must be an array of tool definitions, not ${typeof tools}`);
   const seen = new Set<string>();
   for (const [index, tool] of tools.entries()) {
     if (!tool || typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) {
@@ -56,11 +60,34 @@ export function validateTools(tools: readonly AnyAgentTool[]): void {
     if (typeof tool.parameters !== "object" || tool.parameters === null) {
       throw invalidArgument(`tool "${tool.name}" has no parameters schema`);
     }
+    if (tool.risk !== undefined && !RISKS.has(tool.risk)) {
+      throw invalidArgument(
+        `tool "${tool.name}": risk must be read, write, exec or network, not ${JSON.stringify(tool.risk)}`,
+      );
+    }
+    if (
+      tool.executionMode !== undefined &&
+      tool.executionMode !== "parallel" &&
+      tool.executionMode !== "sequential"
+    ) {
+      throw invalidArgument(
+        `tool "${tool.name}": executionMode must be parallel or sequential, not ${JSON.stringify(tool.executionMode)}`,
+      );
+    }
+    if (tool.idempotent !== undefined && typeof tool.idempotent !== "boolean") {
+      throw invalidArgument(`tool "${tool.name}": idempotent must be a boolean`);
+    }
+    if (tool.owner !== undefined && typeof tool.owner !== "string") {
+      throw invalidArgument(`tool "${tool.name}": owner must be a string`);
+    }
     seen.add(tool.name);
   }
 }
 
 export function validateActiveTools(names: readonly string[], tools: readonly AnyAgentTool[]): void {
+  if (!Array.isArray(names) || names.some((name) => typeof name !== "string")) {
+    throw invalidArgument("active tools must be an array of tool names");
+  }
   const known = new Set(tools.map((tool) => tool.name));
   const unknown = names.filter((name) => !known.has(name));
   if (unknown.length > 0) {
@@ -73,7 +100,7 @@ export function validateActiveTools(names: readonly string[], tools: readonly An
 export function validateThinkingLevel(level: string): asserts level is ThinkingLevel {
   if (!THINKING_LEVELS.includes(level as ThinkingLevel)) {
     throw invalidArgument(
-      `thinking level "${level}" is invalid (expected one of ${THINKING_LEVELS.join(", ")})`,
+      `thinking level ${JSON.stringify(level) ?? String(level)} is invalid (expected one of ${THINKING_LEVELS.join(", ")})`,
     );
   }
 }

@@ -4,7 +4,8 @@
  * Invariants: a message accepted by a queue is either still queued or has been
  * handed to exactly one consumer; `restore` puts a drained batch back at the front
  * in its original order (a run that fails before injecting it loses nothing);
- * every change is reported through `onChange`.
+ * every change is reported through `onChange`. Each accepted message carries the id
+ * of its `queue_push` journal record, so the session can say which ones it consumed.
  */
 import type { UserMessage } from "@mariozechner/pi-ai";
 import type { QueueName } from "../events/event-types.js";
@@ -29,21 +30,27 @@ export function toUserMessage(message: string | AgentMessage): AgentMessage {
   return user;
 }
 
+/** One accepted message and the id of its `queue_push` journal record. */
+export interface QueuedMessage {
+  id: string;
+  message: AgentMessage;
+}
+
 export class MessageQueues {
-  private readonly queues: QueueContents = { steer: [], followUp: [], nextTurn: [] };
+  private readonly queues: Record<QueueName, QueuedMessage[]> = { steer: [], followUp: [], nextTurn: [] };
 
   constructor(
     public modes: QueueModes,
     private readonly onChange: (queue: QueueName) => void,
   ) {}
 
-  push(queue: QueueName, message: AgentMessage): void {
-    this.queues[queue].push(message);
+  push(queue: QueueName, item: QueuedMessage): void {
+    this.queues[queue].push(item);
     this.onChange(queue);
   }
 
   /** Takes what the queue's mode allows: one message, or all (nextTurn always gives all). */
-  drain(queue: QueueName): AgentMessage[] {
+  drain(queue: QueueName): QueuedMessage[] {
     const items = this.queues[queue];
     if (items.length === 0) return [];
     const mode = queue === "nextTurn" ? "all" : this.modes[queue];
@@ -52,16 +59,20 @@ export class MessageQueues {
     return taken;
   }
 
-  restore(queue: QueueName, messages: AgentMessage[]): void {
-    if (messages.length === 0) return;
-    this.queues[queue].unshift(...messages);
+  /** Puts messages back at the front, in the given order. */
+  restore(queue: QueueName, items: readonly QueuedMessage[]): void {
+    if (items.length === 0) return;
+    this.queues[queue].unshift(...items);
     this.onChange(queue);
   }
 
-  clear(queue: QueueName): void {
-    if (this.queues[queue].length === 0) return;
+  /** Empties the queue; returns what it held. */
+  clear(queue: QueueName): QueuedMessage[] {
+    const items = this.queues[queue];
+    if (items.length === 0) return [];
     this.queues[queue] = [];
     this.onChange(queue);
+    return items;
   }
 
   size(queue: QueueName): number {
@@ -69,10 +80,7 @@ export class MessageQueues {
   }
 
   snapshot(): QueueContents {
-    return {
-      steer: [...this.queues.steer],
-      followUp: [...this.queues.followUp],
-      nextTurn: [...this.queues.nextTurn],
-    };
+    const messages = (queue: QueueName) => this.queues[queue].map((item) => item.message);
+    return { steer: messages("steer"), followUp: messages("followUp"), nextTurn: messages("nextTurn") };
   }
 }

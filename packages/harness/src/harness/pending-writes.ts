@@ -2,12 +2,14 @@
  * Session writes made while the harness is busy (spec "Save points and pending
  * writes"). Invariant: FIFO, never dropped; a write leaves the queue only after
  * the session accepted it, so a failing append keeps it (and everything after it)
- * pending for the next flush.
+ * pending for the next flush. Each write has the id of its `pending_write` journal
+ * record; the committed entry carries it as `pendingId`.
  */
 import type { EntryInput } from "../session/entries.js";
 
 export interface PendingWrite {
   input: EntryInput;
+  id: string;
 }
 
 export interface EntrySink {
@@ -17,8 +19,8 @@ export interface EntrySink {
 export class PendingWrites {
   private queue: PendingWrite[] = [];
 
-  add(input: EntryInput): void {
-    this.queue.push({ input });
+  add(input: EntryInput, id: string): void {
+    this.queue.push({ input, id });
   }
 
   get size(): number {
@@ -34,7 +36,7 @@ export class PendingWrites {
     let written = 0;
     while (this.queue.length > 0) {
       const next = this.queue[0] as PendingWrite;
-      sink.append(next.input);
+      sink.append({ ...next.input, pendingId: next.id });
       this.queue.shift();
       written++;
     }

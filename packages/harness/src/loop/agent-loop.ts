@@ -5,7 +5,8 @@
  * closed (`agent_start` ... `agent_end`), and every failure - provider error,
  * abort, a hook that throws - ends as a closed assistant message rather than an
  * exception in the middle of a turn. Steering is polled after each turn,
- * follow-ups only when the run would stop. Drained queue messages are emitted
+ * follow-ups only when the run would stop, and both once more after `beforeStop`
+ * (a tap may have queued one). Drained queue messages are emitted
  * (and so persisted by the harness) before anything else can fail or abort.
  * Transient provider errors are retried inside the turn (`config.retry`); a turn
  * that still ended in a provider error is closed first, and only then may
@@ -14,7 +15,7 @@
 import { describeError, isHarnessError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { shortId } from "../ids.js";
-import type { AgentMessage, AssistantMessage } from "../session/entries.js";
+import type { AgentMessage, AssistantMessage, RecordedToolResult } from "../session/entries.js";
 import type { AgentLoopConfig, LoopResult, LoopTurn } from "./loop-types.js";
 import { failureMessage, requestAssistant } from "./stream-assistant.js";
 import { runToolCalls } from "./tool-calls.js";
@@ -23,16 +24,20 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
   const runId = config.runId ?? shortId();
   const signal = config.signal ?? new AbortController().signal;
   const produced: AgentMessage[] = [];
+  /** Tool calls whose result message was delivered (persisted, for the harness). */
+  const answered = new Set<string>();
   const emit = async (event: HarnessEvent) => {
     if (event.type === "message_end") produced.push(event.message);
     await config.emit?.(event);
+    if (event.type === "message_end" && event.message.role === "toolResult")
+      answered.add(event.message.toolCallId);
   };
   const prepareTurn = config.prepareTurn ?? standaloneTurns(config, produced);
 
   let status: LoopResult["status"] = "completed";
   let error: unknown;
   let turn: LoopTurn | undefined;
-  let turnOpen: { turnId: string; closed: boolean } | undefined;
+  let turnOpen: { turnId: string; closed: boolean; reply?: AssistantMessage } | undefined;
   let turnIndex = 0;
 
   try {
@@ -56,6 +61,7 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
         turn = await prepareTurn();
         const streamed = await requestAssistant(turn, config, signal, emit, runId);
         last = streamed.message;
+        turnOpen.reply = last;
         if (
           streamed.hookFailure !== undefined ||
           last.stopReason === "error" ||
@@ -112,6 +118,14 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
         pending = extra;
         continue;
       }
+      // Steering or a follow-up queued while `beforeStop` decided (a tap may queue one).
+      const late = signal.aborted
+        ? []
+        : [...(config.takeSteering?.() ?? []), ...(config.takeFollowUp?.() ?? [])];
+      if (late.length > 0) {
+        pending = late;
+        continue;
+      }
       break;
     }
   } catch (thrown) {
@@ -119,7 +133,7 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
     const aborted = signal.aborted && isHarnessError(thrown, "aborted");
     status = aborted ? "aborted" : "error";
     error = thrown;
-    await closeAfterFailure(emit, runId, turnOpen, turn, thrown, aborted);
+    await closeAfterFailure(emit, runId, turnOpen, turn, thrown, aborted, answered);
   }
   try {
     await emit({ type: "agent_end", runId, status, messages: produced });
@@ -152,18 +166,39 @@ async function closeTurn(
 
 type LoopResultToolResults = Extract<HarnessEvent, { type: "turn_end" }>["toolResults"];
 
-/** A failure outside the tool phase (preparing a turn, a request hook): close the turn with an error message. */
+/**
+ * A failure that escaped the turn (preparing it, a request hook, a message that could
+ * not be persisted): close the turn with an error message. Tool calls of the turn's
+ * reply whose result was never delivered get an error result first, so every call
+ * keeps exactly one result.
+ */
 async function closeAfterFailure(
   emit: (event: HarnessEvent) => Promise<void>,
   runId: string,
-  open: { turnId: string; closed: boolean } | undefined,
+  open: { turnId: string; closed: boolean; reply?: AssistantMessage } | undefined,
   turn: LoopTurn | undefined,
   thrown: unknown,
   aborted: boolean,
+  answered: ReadonlySet<string>,
 ) {
   if (!open || open.closed) return;
   const message = failureMessage(turn, describeError(thrown), aborted);
   try {
+    const reply = open.reply;
+    if (reply && reply.stopReason !== "error" && reply.stopReason !== "aborted") {
+      for (const block of reply.content) {
+        if (block.type !== "toolCall" || answered.has(block.id)) continue;
+        const result: RecordedToolResult = {
+          role: "toolResult",
+          toolCallId: block.id,
+          toolName: block.name,
+          content: [{ type: "text", text: `not recorded: ${describeError(thrown)}` }],
+          isError: true,
+          timestamp: Date.now(),
+        };
+        await emitMessage(emit, result);
+      }
+    }
     await emitMessage(emit, message);
     await closeTurn(emit, runId, open, message, []);
   } catch {

@@ -4,7 +4,9 @@
  * Invariant: every entry except `leaf` is a node of the tree (its `parentId` is the
  * leaf at the moment it was appended, `null` for the first). A `leaf` entry is a
  * record of a leaf move, not a node: it never has children and never appears in a
- * branch. See ../../../../../shared/spec/harness.md#session.
+ * branch. A `journal` entry (durable runs) is not a node either: it records what a
+ * run was doing, is kept apart from `entries()`, and never enters model context.
+ * See ../../../../../shared/spec/harness.md#session.
  */
 import type {
   AssistantMessage,
@@ -41,11 +43,23 @@ interface EntryBase {
   parentId: string | null;
   /** Epoch milliseconds. */
   timestamp: number;
+  /**
+   * Set on an entry committed from a pending write: the id of its `pending_write`
+   * journal record, so recovery can tell a committed write from one still pending.
+   */
+  pendingId?: string;
 }
 
 export interface MessageEntry extends EntryBase {
   type: "message";
   message: AgentMessage;
+  /**
+   * Ids of the queued messages (`queue_push` journal records) this entry consumed:
+   * the message itself, taken from a queue, and any queued messages a `beforeRun`
+   * tap replaced. Written in the same line as the message, so a crash can never
+   * split "injected" from "consumed".
+   */
+  queueIds?: string[];
 }
 export interface ModelChangeEntry extends EntryBase {
   type: "model_change";
@@ -119,6 +133,49 @@ export type SessionEntry =
   | SessionInfoEntry;
 
 export type SessionEntryType = SessionEntry["type"];
+
+/** A run's end as the journal records it; `interrupted` is written by recovery. */
+export type JournalRunStatus = "completed" | "aborted" | "error" | "blocked" | "interrupted";
+
+/** The queues whose accepted messages the journal makes durable. */
+export type JournalQueue = "steer" | "followUp" | "nextTurn";
+
+/**
+ * What a journal record says (durable runs). Run, turn and tool-call boundaries let
+ * recovery close what a crash left open; queue and pending-write records make
+ * accepted messages and writes durable before they are committed.
+ */
+export type JournalRecord =
+  | { event: "run_start"; runId: string }
+  | { event: "run_end"; runId: string; status: JournalRunStatus }
+  | { event: "turn_start"; runId: string; turnId: string }
+  | { event: "turn_end"; runId: string; turnId: string }
+  | { event: "tool_start"; runId: string; toolCallId: string; toolName: string }
+  | { event: "tool_end"; runId: string; toolCallId: string; toolName: string; isError: boolean }
+  /** A message accepted by `steer()` / `followUp()` / `nextTurn()`. */
+  | { event: "queue_push"; queue: JournalQueue; queueId: string; message: AgentMessage }
+  /** Queued messages removed without being injected (`abort()` clears steer and follow-up). */
+  | { event: "queue_clear"; queue: JournalQueue; queueIds: string[] }
+  /** Queued messages consumed without a message entry of their own to carry the id. */
+  | { event: "queue_take"; queue: JournalQueue; queueIds: string[] }
+  /** A session write accepted while busy; committed later as an entry carrying `pendingId`. */
+  | { event: "pending_write"; pendingId: string; input: EntryInput };
+
+export type JournalEvent = JournalRecord["event"];
+
+/**
+ * A journal line: not a tree node (nothing has it as parent), not in `entries()`,
+ * never in model context. `parentId` is the active leaf when it was written.
+ */
+export type JournalEntry = EntryBase & { type: "journal" } & JournalRecord;
+
+/** Every kind of line a session's storage holds after the header. */
+export type StoredEntry = SessionEntry | JournalEntry;
+
+/** Whether `entry` is a node of the tree (not a leaf move, not a journal record). */
+export function isTreeEntry(entry: StoredEntry): entry is Exclude<SessionEntry, { type: "leaf" }> {
+  return entry.type !== "leaf" && entry.type !== "journal";
+}
 
 /** What a caller supplies; the session assigns `id`, `parentId` and `timestamp`. */
 export type EntryInput = SessionEntry extends infer E

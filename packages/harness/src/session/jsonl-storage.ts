@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, HarnessError, invalidArgument, sessionError } from "../errors.js";
-import type { SessionEntry, SessionHeader } from "./entries.js";
+import type { SessionHeader, StoredEntry } from "./entries.js";
 import { SessionLock } from "./lock.js";
 import type { LoadedSession, SessionStorage } from "./storage.js";
 import { entryProblem, headerProblem } from "./validation.js";
@@ -116,7 +116,7 @@ export class JsonlStorage implements SessionStorage {
     return { header: parsed.header, entries: parsed.entries, warnings, validated: true };
   }
 
-  append(entry: SessionEntry): void {
+  append(entry: StoredEntry): void {
     this.#assertOpen("append to");
     if (this.#fd === undefined)
       throw sessionError(`session file ${this.path} is open read-only`, { file: this.path });
@@ -266,7 +266,7 @@ export class JsonlStorage implements SessionStorage {
 
 interface ParsedFile {
   header: SessionHeader;
-  entries: SessionEntry[];
+  entries: StoredEntry[];
   /** Bytes up to the end of the last whole, valid line. */
   goodSize: number;
   /** Line number of a torn last line, if there was one. */
@@ -296,8 +296,8 @@ export function parseSessionFile(file: string, bytes: Buffer): ParsedFile {
   const headerIssue = headerProblem(header);
   if (headerIssue !== undefined) throw fail(1, headerIssue);
 
-  const entries: SessionEntry[] = [];
-  const byId = new Map<string, SessionEntry>();
+  const entries: StoredEntry[] = [];
+  const byId = new Map<string, StoredEntry>();
   const lookup = (id: string) => byId.get(id);
   let start = headerEnd + 1;
   let lineNumber = 1;
@@ -317,7 +317,7 @@ export function parseSessionFile(file: string, bytes: Buffer): ParsedFile {
     }
     const problem = entryProblem(value, lookup);
     if (problem !== undefined) throw fail(lineNumber, problem);
-    const entry = value as SessionEntry;
+    const entry = value as StoredEntry;
     entries.push(entry);
     byId.set(entry.id, entry);
     start = end + 1;

@@ -7,7 +7,7 @@
  * object does not change what was stored, and `undefined` fields vanish on reload.
  */
 import { describeError, invalidArgument, sessionError } from "../errors.js";
-import type { SessionEntry, SessionHeader } from "./entries.js";
+import type { SessionHeader, StoredEntry } from "./entries.js";
 import { createSessionHeader, type LoadedSession, type SessionStorage } from "./storage.js";
 
 export class MemoryStorage implements SessionStorage {
@@ -16,7 +16,7 @@ export class MemoryStorage implements SessionStorage {
   readonly #lines: string[] = [];
   #closed = false;
 
-  constructor(header: SessionHeader = createSessionHeader(), entries: readonly SessionEntry[] = []) {
+  constructor(header: SessionHeader = createSessionHeader(), entries: readonly StoredEntry[] = []) {
     this.#header = JSON.stringify(header);
     for (const entry of entries) this.#lines.push(serialise(entry));
   }
@@ -24,12 +24,12 @@ export class MemoryStorage implements SessionStorage {
   load(): LoadedSession {
     return {
       header: JSON.parse(this.#header) as SessionHeader,
-      entries: this.#lines.map((line) => JSON.parse(line) as SessionEntry),
+      entries: this.#lines.map((line) => JSON.parse(line) as StoredEntry),
       warnings: [],
     };
   }
 
-  append(entry: SessionEntry): void {
+  append(entry: StoredEntry): void {
     if (this.#closed) throw sessionError("cannot append to a closed in-memory session");
     this.#lines.push(serialise(entry));
   }
@@ -43,7 +43,7 @@ export class MemoryStorage implements SessionStorage {
   }
 }
 
-function serialise(entry: SessionEntry): string {
+function serialise(entry: StoredEntry): string {
   try {
     return JSON.stringify(entry);
   } catch (error) {

@@ -173,7 +173,7 @@ function summarise(file: SessionFile): SessionSummary {
       path: file.path,
       createdAt: loaded.header.createdAt,
       modifiedAt: stat.mtimeMs,
-      entryCount: loaded.entries.length,
+      entryCount: loaded.entries.filter((entry) => entry.type !== "journal").length,
       messageCount: 0,
     };
     if (loaded.header.forkedFrom !== undefined) summary.forkedFrom = loaded.header.forkedFrom;

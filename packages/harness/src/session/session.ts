@@ -6,7 +6,9 @@
  * storage, and only then added to memory, so a failed write changes nothing. The
  * leaf is the last of (each tree entry's id, each leaf entry's target) in append
  * order, which is also how it is recomputed on load. The cached context is always the
- * projection of the current leaf's branch, or absent.
+ * projection of the current leaf's branch, or absent. Journal records (durable runs)
+ * share the file and the id space but live apart: they are never in `entries()`, never
+ * nodes, and never move the leaf or touch the context.
  */
 import { invalidArgument, sessionError } from "../errors.js";
 import { shortId } from "../ids.js";
@@ -14,12 +16,15 @@ import { BranchContext } from "./context.js";
 import type {
   AgentMessage,
   EntryInput,
+  JournalEntry,
+  JournalRecord,
   LabelEntry,
   LeafEntry,
   MessageEntry,
   SessionContext,
   SessionEntry,
   SessionHeader,
+  StoredEntry,
 } from "./entries.js";
 import type { SessionStorage } from "./storage.js";
 import { entryProblem } from "./validation.js";
@@ -31,6 +36,8 @@ export class Session {
   readonly warnings: string[];
   readonly #entries: SessionEntry[] = [];
   readonly #byId = new Map<string, SessionEntry>();
+  readonly #journal: JournalEntry[] = [];
+  readonly #journalById = new Map<string, JournalEntry>();
   /**
    * Tree children of each node (`null`: roots), in append order; leaf entries are not
    * nodes. Built on the first `children()` call, since a harness resuming a long
@@ -38,7 +45,7 @@ export class Session {
    */
   #children: Map<string | null, SessionEntry[]> | undefined;
   readonly #labels = new Map<string, string>();
-  readonly #lookup = (id: string) => this.#byId.get(id);
+  readonly #lookup = (id: string): StoredEntry | undefined => this.#byId.get(id) ?? this.#journalById.get(id);
   #leafId: string | null = null;
   #name: string | undefined;
   #context: BranchContext | undefined;
@@ -59,7 +66,7 @@ export class Session {
       const session = new Session(storage, loaded.header, loaded.warnings);
       const { entries } = loaded;
       for (let index = 0; index < entries.length; index++) {
-        const entry = entries[index] as SessionEntry;
+        const entry = entries[index] as StoredEntry;
         // Storage may be any implementation: check the tree unless it says it did.
         const problem = loaded.validated ? undefined : entryProblem(entry, session.#lookup);
         if (problem !== undefined) {
@@ -67,7 +74,8 @@ export class Session {
             file: storage.path,
           });
         }
-        session.#admit(entry);
+        if (entry.type === "journal") session.#admitJournal(entry);
+        else session.#admit(entry);
       }
       return session;
     } catch (error) {
@@ -105,6 +113,11 @@ export class Session {
     return this.#entries;
   }
 
+  /** Every journal record (run, turn and tool-call boundaries, queue and pending-write records), in append order. */
+  journal(): readonly JournalEntry[] {
+    return this.#journal;
+  }
+
   getEntry(id: string): SessionEntry | undefined {
     return this.#byId.get(id);
   }
@@ -137,11 +150,46 @@ export class Session {
   /** Appends a tree entry as a child of the leaf and moves the leaf to it. */
   append(input: EntryInput): SessionEntry {
     if (input.type === "leaf") throw invalidArgument("leaf entries are appended by moveLeaf(), not append()");
+    if ((input as { type: string }).type === "journal") {
+      throw invalidArgument("journal records are appended by appendJournal(), not append()");
+    }
     return this.#commit(input);
   }
 
-  appendMessage(message: AgentMessage): MessageEntry {
-    return this.#commit({ type: "message", message }) as MessageEntry;
+  /** Appends a message; `queueIds` names the queued messages it consumes (see `MessageEntry`). */
+  appendMessage(message: AgentMessage, options: { queueIds?: readonly string[] } = {}): MessageEntry {
+    const input: EntryInput = { type: "message", message };
+    if (options.queueIds !== undefined && options.queueIds.length > 0) input.queueIds = [...options.queueIds];
+    return this.#commit(input) as MessageEntry;
+  }
+
+  /**
+   * Appends a journal record: one whole line, written at once (even while a run is
+   * busy: the journal is not conversation history). It changes neither the tree, the
+   * leaf nor the context.
+   */
+  appendJournal(record: JournalRecord): JournalEntry {
+    const { event: _event, ...rest } = record as JournalRecord & { id?: unknown; parentId?: unknown };
+    const {
+      id: _id,
+      parentId: _parentId,
+      type: _type,
+      timestamp: _timestamp,
+      ...fields
+    } = rest as Record<string, unknown>;
+    const entry = {
+      type: "journal",
+      id: this.#newId(),
+      parentId: this.#leafId,
+      timestamp: Date.now(),
+      event: record.event,
+      ...fields,
+    } as JournalEntry;
+    const problem = entryProblem(entry, this.#lookup);
+    if (problem !== undefined) throw invalidArgument(`cannot append journal record: ${problem}`);
+    this.storage.append(entry);
+    this.#admitJournal(entry);
+    return entry;
   }
 
   /** Makes `targetId` the active leaf (`null`: the empty branch), persisting the move. */
@@ -200,6 +248,11 @@ export class Session {
     return entry;
   }
 
+  #admitJournal(entry: JournalEntry): void {
+    this.#journal.push(entry);
+    this.#journalById.set(entry.id, entry);
+  }
+
   /** Adds an entry that storage already holds. */
   #admit(entry: SessionEntry): void {
     this.#entries.push(entry);
@@ -237,7 +290,7 @@ export class Session {
     // 8 hex chars: short enough to type, and re-rolled on the rare collision.
     for (;;) {
       const id = shortId();
-      if (!this.#byId.has(id)) return id;
+      if (!this.#byId.has(id) && !this.#journalById.has(id)) return id;
     }
   }
 

@@ -7,12 +7,12 @@
  * failed `append` leaves storage exactly as loadable as before the call.
  */
 import { randomUUID } from "node:crypto";
-import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from "./entries.js";
+import { SESSION_FORMAT_VERSION, type SessionHeader, type StoredEntry } from "./entries.js";
 
 export interface LoadedSession {
   header: SessionHeader;
-  /** Every entry, in append order. */
-  entries: SessionEntry[];
+  /** Every entry and journal record, in append order. */
+  entries: StoredEntry[];
   /** Problems that were tolerated (for example a torn last line that was dropped). */
   warnings: string[];
   /**
@@ -28,8 +28,11 @@ export interface SessionStorage {
   readonly path?: string;
   /** Reads everything. Writable JSONL storage also repairs a torn tail here. */
   load(): LoadedSession;
-  /** Persists one entry. Throws a HarnessError with code `session` on failure, leaving storage loadable. */
-  append(entry: SessionEntry): void;
+  /**
+   * Persists one entry or journal record as one whole line. Throws a HarnessError
+   * with code `session` on failure, leaving storage loadable.
+   */
+  append(entry: StoredEntry): void;
   /**
    * Durability point: everything appended so far is flushed to stable storage.
    * With `wait: false` the flush may complete in the background (group commit);

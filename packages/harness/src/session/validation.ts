@@ -12,10 +12,13 @@
  * `branch_summary.fromId`) may point outside the file, because a fork copies one
  * branch and leaves everything off that branch behind.
  */
-import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionEntryType } from "./entries.js";
+import { SESSION_FORMAT_VERSION, type StoredEntry } from "./entries.js";
 
-/** Finds an entry appended before the one being checked. */
-export type EntryLookup = (id: string) => SessionEntry | undefined;
+/** Finds an entry (or journal record) appended before the one being checked. */
+export type EntryLookup = (id: string) => StoredEntry | undefined;
+
+const isNode = (entry: StoredEntry | undefined) =>
+  entry !== undefined && entry.type !== "leaf" && entry.type !== "journal";
 
 type Fields = Record<string, unknown>;
 
@@ -56,9 +59,61 @@ function messageProblem(message: unknown): string | undefined {
   }
 }
 
+const isStringArray = (value: unknown) =>
+  Array.isArray(value) && value.every((item) => typeof item === "string");
+const QUEUES = new Set(["steer", "followUp", "nextTurn"]);
+const RUN_STATUSES = new Set(["completed", "aborted", "error", "blocked", "interrupted"]);
+
+function requireQueue(entry: Fields): string | undefined {
+  return typeof entry.queue === "string" && QUEUES.has(entry.queue)
+    ? undefined
+    : `expected "queue" to be steer, followUp or nextTurn, got ${show(entry.queue)}`;
+}
+
+/**
+ * Journal records by event. An unknown event is accepted (a newer writer may add
+ * some) and ignored by recovery; a known one must carry its fields.
+ */
+const JOURNAL_CHECKS: Record<string, (entry: Fields) => string | undefined> = {
+  run_start: (entry) => requireString(entry, "runId"),
+  run_end: (entry) =>
+    requireString(entry, "runId") ??
+    (typeof entry.status === "string" && RUN_STATUSES.has(entry.status)
+      ? undefined
+      : `expected "status" to be one of ${[...RUN_STATUSES].join(", ")}, got ${show(entry.status)}`),
+  turn_start: (entry) => requireString(entry, "runId") ?? requireString(entry, "turnId"),
+  turn_end: (entry) => requireString(entry, "runId") ?? requireString(entry, "turnId"),
+  tool_start: (entry) =>
+    requireString(entry, "runId") ?? requireString(entry, "toolCallId") ?? requireString(entry, "toolName"),
+  tool_end: (entry) =>
+    requireString(entry, "runId") ??
+    requireString(entry, "toolCallId") ??
+    requireString(entry, "toolName") ??
+    (typeof entry.isError === "boolean"
+      ? undefined
+      : `expected a boolean "isError", got ${show(entry.isError)}`),
+  queue_push: (entry) =>
+    requireQueue(entry) ?? requireString(entry, "queueId") ?? messageProblem(entry.message),
+  queue_clear: (entry) =>
+    requireQueue(entry) ??
+    (isStringArray(entry.queueIds) ? undefined : `expected "queueIds" to be an array of strings`),
+  queue_take: (entry) =>
+    requireQueue(entry) ??
+    (isStringArray(entry.queueIds) ? undefined : `expected "queueIds" to be an array of strings`),
+  pending_write: (entry) =>
+    requireString(entry, "pendingId") ??
+    (isObject(entry.input) && typeof entry.input.type === "string"
+      ? undefined
+      : `expected "input" to be an entry object with a string "type"`),
+};
+
 /** Type-specific fields; the common ones (`id`, `parentId`, `timestamp`) are checked before. */
-const TYPE_CHECKS: Record<SessionEntryType, (entry: Fields, lookup: EntryLookup) => string | undefined> = {
-  message: (entry) => messageProblem(entry.message),
+const TYPE_CHECKS: Record<StoredEntry["type"], (entry: Fields, lookup: EntryLookup) => string | undefined> = {
+  message: (entry) =>
+    messageProblem(entry.message) ??
+    (entry.queueIds === undefined || isStringArray(entry.queueIds)
+      ? undefined
+      : `expected "queueIds" to be an array of strings`),
   model_change: (entry) => requireString(entry, "provider") ?? requireString(entry, "modelId"),
   thinking_level_change: (entry) =>
     typeof entry.thinkingLevel === "string" && THINKING_LEVELS.has(entry.thinkingLevel)
@@ -84,7 +139,7 @@ const TYPE_CHECKS: Record<SessionEntryType, (entry: Fields, lookup: EntryLookup)
     if (entry.targetId === null) return undefined;
     if (typeof entry.targetId !== "string") return `expected "targetId" to be a string or null`;
     const target = lookup(entry.targetId);
-    if (target === undefined || target.type === "leaf") {
+    if (!isNode(target)) {
       return `expected "targetId" to name an earlier tree entry, but "${entry.targetId}" is not one`;
     }
     return undefined;
@@ -98,6 +153,13 @@ const TYPE_CHECKS: Record<SessionEntryType, (entry: Fields, lookup: EntryLookup)
       : `expected a boolean "display", got ${show(entry.display)}`),
   session_info: (entry) =>
     entry.name === undefined || typeof entry.name === "string" ? undefined : `expected "name" to be a string`,
+  journal: (entry) => {
+    if (typeof entry.event !== "string" || entry.event === "")
+      return `expected a non-empty string "event", got ${show(entry.event)}`;
+    return Object.hasOwn(JOURNAL_CHECKS, entry.event)
+      ? (JOURNAL_CHECKS[entry.event] as (entry: Fields) => string | undefined)(entry)
+      : undefined;
+  },
 };
 
 const KNOWN_TYPES = Object.keys(TYPE_CHECKS).join(", ");
@@ -140,9 +202,12 @@ export function entryProblem(value: unknown, lookup: EntryLookup): string | unde
     if (typeof parentId !== "string")
       return `expected "parentId" to be a string or null, got ${show(parentId)}`;
     const parent = lookup(parentId);
-    if (parent === undefined || parent.type === "leaf") {
+    if (!isNode(parent)) {
       return `expected "parentId" to name an earlier tree entry, but "${parentId}" is not one`;
     }
   }
-  return TYPE_CHECKS[type as SessionEntryType](value, lookup);
+  if (value.pendingId !== undefined && typeof value.pendingId !== "string") {
+    return `expected "pendingId" to be a string, got ${show(value.pendingId)}`;
+  }
+  return TYPE_CHECKS[type as StoredEntry["type"]](value, lookup);
 }
