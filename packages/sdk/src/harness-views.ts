@@ -1,11 +1,7 @@
 /**
- * Read-only views of a harness built from its public getters: the config view,
- * the session facade and hook contexts, shaped exactly like the ones the harness
- * hands its own taps (`ConfigView`, `SessionFacade`, `HookContext`).
- *
- * Invariant: nothing here can write around the harness. Config is read through
- * getters (always live, never a stale copy); session writes go through
- * `harness.appendEntry`, so they obey the pending-write rule.
+ * The harness's own read-only views, as plugins and offline evaluation see them:
+ * the config view, the session facade and hook contexts (the same objects the
+ * harness hands its taps, so nothing here can write around the harness).
  */
 import type {
   AgentHarness,
@@ -16,85 +12,18 @@ import type {
   ToolHookContext,
 } from "@rein/harness";
 
-const views = new WeakMap<AgentHarness, { config: ConfigView; session: SessionFacade }>();
-
-function build(harness: AgentHarness) {
-  const config: ConfigView = Object.freeze({
-    get model() {
-      return harness.model;
-    },
-    get thinkingLevel() {
-      return harness.thinkingLevel;
-    },
-    get tools() {
-      return harness.tools;
-    },
-    get activeToolNames() {
-      return harness.activeToolNames;
-    },
-    get resources() {
-      return harness.resources;
-    },
-    get requestOptions() {
-      return harness.requestOptions;
-    },
-    get cwd() {
-      return harness.cwd;
-    },
-    get sessionId() {
-      return harness.sessionId;
-    },
-  });
-  const session: SessionFacade = Object.freeze({
-    get id() {
-      return harness.session.id;
-    },
-    get leafId() {
-      return harness.session.leafId;
-    },
-    entries: () => harness.session.entries(),
-    getEntry: (id: string) => harness.session.getEntry(id),
-    buildContext: () => harness.session.buildContext(),
-    append: (input: Parameters<SessionFacade["append"]>[0]) => harness.appendEntry(input),
-  });
-  return { config, session };
-}
-
-function viewsOf(harness: AgentHarness) {
-  let found = views.get(harness);
-  if (!found) {
-    found = build(harness);
-    views.set(harness, found);
-  }
-  return found;
-}
-
 /** The live config, read-only. */
-export const configView = (harness: AgentHarness): ConfigView => viewsOf(harness).config;
+export const configView = (harness: AgentHarness): ConfigView => harness.configView;
 
 /** The session as plugins see it: reads, and writes that obey the pending-write rule. */
-export const sessionFacade = (harness: AgentHarness): SessionFacade => viewsOf(harness).session;
+export const sessionFacade = (harness: AgentHarness): SessionFacade => harness.sessionFacade;
 
-/** A hook context outside any run (no run or turn id), e.g. to evaluate a tool call offline. */
-export function hookContext(harness: AgentHarness, signal: AbortSignal): HookContext {
-  return {
-    config: configView(harness),
-    signal,
-    runId: undefined,
-    turnId: undefined,
-    queues: {
-      steer: (message) => harness.steer(message),
-      followUp: (message) => harness.followUp(message),
-      nextTurn: (message) => harness.nextTurn(message),
-    },
-    session: sessionFacade(harness),
-  };
-}
+/** A hook context outside any turn, e.g. to evaluate a tool call offline. */
+export const hookContext = (harness: AgentHarness, signal: AbortSignal): HookContext =>
+  harness.hookContext(signal);
 
-export function toolHookContext(
+export const toolHookContext = (
   harness: AgentHarness,
   signal: AbortSignal,
   call: ToolCallInfo,
-): ToolHookContext {
-  return { ...hookContext(harness, signal), call };
-}
+): ToolHookContext => harness.toolHookContext(signal, call);

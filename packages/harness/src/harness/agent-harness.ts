@@ -45,7 +45,14 @@ import {
   runWaterfall,
 } from "../hooks/create-hooks.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
-import type { RequestOptions } from "../hooks/hook-types.js";
+import type {
+  ConfigView,
+  HookContext,
+  RequestOptions,
+  SessionFacade,
+  ToolCallInfo,
+  ToolHookContext,
+} from "../hooks/hook-types.js";
 import { type InFlightCall, PluginDriver } from "../hooks/plugin-driver.js";
 import { shortId } from "../ids.js";
 import { runAgentLoop } from "../loop/agent-loop.js";
@@ -276,6 +283,30 @@ export class AgentHarness {
   /** The running turn's snapshot; `undefined` between turns and when idle. */
   get snapshot(): TurnSnapshot | undefined {
     return this.active?.snapshot;
+  }
+
+  /** The live config, read-only: what taps see as `context.config`. */
+  get configView(): ConfigView {
+    return this.views.configView;
+  }
+
+  /** The session as plugins see it (reads; writes obey the pending-write rule). */
+  get sessionFacade(): SessionFacade {
+    return this.views.sessionFacade;
+  }
+
+  /**
+   * A hook context like the ones taps receive, for running hooks outside a turn
+   * (evaluating a recorded tool call, tests). Run and turn ids are those of the
+   * current run, if any.
+   */
+  hookContext(signal: AbortSignal = new AbortController().signal): HookContext {
+    return this.views.context(signal);
+  }
+
+  /** A tool hook context (`context.call` set), as `toolCall` / `toolGate` / `toolResult` taps receive. */
+  toolHookContext(signal: AbortSignal, call: ToolCallInfo): ToolHookContext {
+    return this.views.toolContext(signal, call);
   }
 
   get sessionId(): string {

@@ -31,8 +31,8 @@ export interface HookViewSource {
 }
 
 export class HookViews {
-  private readonly configView: ConfigView;
-  private readonly sessionFacade: SessionFacade;
+  readonly configView: ConfigView;
+  readonly sessionFacade: SessionFacade;
 
   constructor(private readonly source: HookViewSource) {
     this.configView = configView(source);
