@@ -64,6 +64,7 @@ export type {
 export { HarnessError, isHarnessError, Stage, TOOL_RISKS, textResult } from "@rein/harness";
 export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
+export { argsHash, canonicalJson } from "./call-identity.js";
 export { type CustomModelConfig, defineConfig, type PluginEntry, type ReinConfig } from "./config.js";
 export * from "./errors.js";
 export {

@@ -12,10 +12,9 @@
  * - records are written in decision order; arguments are hashed, not stored,
  *   unless `includeArgs` is set (arguments can hold secrets).
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { definePlugin, type Static, Type } from "@rein/sdk";
+import { argsHash, canonicalJson, definePlugin, type Static, Type } from "@rein/sdk";
 
 export const AuditOptions = Type.Object(
   {
@@ -50,23 +49,8 @@ export interface AuditRecord {
   args?: unknown;
 }
 
-/** JSON with object keys sorted at every level, so equal arguments always hash the same. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)) ?? "null";
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
-    return out;
-  }
-  return value;
-}
-
-export const argsHash = (args: unknown) =>
-  `sha256:${createHash("sha256").update(canonicalJson(args)).digest("hex")}`;
+/** Re-exported: the canonical form and hash used for `argsHash`. */
+export { argsHash, canonicalJson };
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 

@@ -19,6 +19,7 @@
  */
 import {
   type AgentMessage,
+  canonicalJson,
   definePlugin,
   type GateVerdict,
   type SessionEntry,
@@ -136,21 +137,6 @@ export function exhausted(
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
-
-function canonicalJson(value: unknown): string {
-  const sort = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(sort);
-    if (v !== null && typeof v === "object") {
-      return Object.fromEntries(
-        Object.keys(v)
-          .sort()
-          .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
-      );
-    }
-    return v;
-  };
-  return JSON.stringify(sort(value)) ?? "null";
-}
 
 const callKey = (name: string, args: unknown) => `${name}\u0000${canonicalJson(args)}`;
 

@@ -14,8 +14,9 @@
  * prompts are asked one at a time; an aborted run or closed input is a deny.
  * The terminal is injectable (`createPermissionsPlugin({ io })`) for tests and UIs.
  */
-import { createHash } from "node:crypto";
 import {
+  argsHash,
+  canonicalJson,
   definePlugin,
   type PermissionAnswer,
   type PermissionRequest,
@@ -91,23 +92,7 @@ export interface PermissionGrant {
 
 type Answer = "once" | "session" | "deny";
 
-/** JSON with object keys sorted, so equal arguments always give the same text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)) ?? "null";
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
-    return out;
-  }
-  return value;
-}
-
-export const argsHash = (args: unknown) =>
-  `sha256:${createHash("sha256").update(canonicalJson(args)).digest("hex")}`;
+export { argsHash, canonicalJson };
 
 /** How the call reads in policy-rule grammar: `bash(git push)`, `write(src/a.ts)`, or the bare tool name. */
 export function ruleFor(call: Pick<ToolGateCall, "name" | "args">): string {
