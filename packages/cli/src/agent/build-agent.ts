@@ -135,3 +135,11 @@ function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): Resolve
     return resolveModel({ model: { script: [] } });
   }
 }
+
+/**
+ * The configured stack for inspection (`plugins`, `tools`, `replay`, `doctor`):
+ * an in-memory session, so nothing is written, and no model or credential needed.
+ */
+export function inspectionAgent(where: { cwd: string; config?: string | undefined }): Promise<Agent> {
+  return buildAgent({ cwd: where.cwd, configPath: where.config, ephemeral: true, modelOptional: true });
+}

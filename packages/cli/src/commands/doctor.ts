@@ -1,7 +1,7 @@
 /** `rein doctor`: checks config, plugins, options, model and credentials, and says what is wrong. Exit 2 when anything is. */
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { buildAgent } from "../agent/build-agent.js";
+import { inspectionAgent } from "../agent/build-agent.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { cacheDir } from "../config/module-loader.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -43,12 +43,7 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
       checks.push(failure("model", error));
     }
     try {
-      const agent = await buildAgent({
-        cwd: globals.cwd,
-        configPath: globals.config,
-        ephemeral: true,
-        modelOptional: true,
-      });
+      const agent = await inspectionAgent(globals);
       const names = agent.host.plugins.map((p) => p.name);
       checks.push({ name: "plugins", ok: true, detail: names.length ? names.join(", ") : "none" });
       checks.push({

@@ -1,16 +1,11 @@
 /** `rein plugins` and `rein tools`: what the configured stack loads, without running anything. */
-import { buildAgent } from "../agent/build-agent.js";
+import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
 
 export async function pluginsCommand(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
-  const agent = await buildAgent({
-    cwd: globals.cwd,
-    configPath: globals.config,
-    ephemeral: true,
-    modelOptional: true,
-  });
+  const agent = await inspectionAgent(globals);
   const term = terminal();
   try {
     const plugins = agent.host.plugins.map((plugin, index) => ({

@@ -5,7 +5,7 @@
  */
 import type { DecisionRecord } from "@rein/harness";
 import { evaluateToolCall } from "@rein/sdk";
-import { buildAgent } from "../agent/build-agent.js";
+import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { shorten, terminal } from "../ui/terminal.js";
@@ -39,12 +39,7 @@ export async function replayCommand(
   globals: GlobalOptions,
 ): Promise<number> {
   const session = await openReadOnly(id, globals);
-  const agent = await buildAgent({
-    cwd: globals.cwd,
-    configPath: globals.config,
-    ephemeral: true,
-    modelOptional: true,
-  });
+  const agent = await inspectionAgent(globals);
   const term = terminal();
   const lines: ReplayLine[] = [];
   try {

@@ -1,16 +1,11 @@
 /** `rein tools`: every registered tool, its risk, parameter schema and whether it is active. */
-import { buildAgent } from "../agent/build-agent.js";
+import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
 
 export async function toolsCommand(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
-  const agent = await buildAgent({
-    cwd: globals.cwd,
-    configPath: globals.config,
-    ephemeral: true,
-    modelOptional: true,
-  });
+  const agent = await inspectionAgent(globals);
   const term = terminal();
   try {
     const active = new Set(agent.harness.activeToolNames);
