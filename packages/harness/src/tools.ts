@@ -5,6 +5,9 @@
  */
 import type { ImageContent, Static, TextContent, TSchema } from "@mariozechner/pi-ai";
 
+/** What a tool may be called: 1-64 of A-Z a-z 0-9 _ - (what providers accept). */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
 export type ToolRisk = "read" | "write" | "exec" | "network";
 export const TOOL_RISKS: readonly ToolRisk[] = ["read", "write", "exec", "network"];
 

@@ -61,7 +61,14 @@ export type {
   ToolRisk,
   WritableEntry,
 } from "@rein/harness";
-export { HarnessError, isHarnessError, Stage, TOOL_RISKS, textResult } from "@rein/harness";
+export {
+  HarnessError,
+  isHarnessError,
+  Stage,
+  TOOL_NAME_PATTERN,
+  TOOL_RISKS,
+  textResult,
+} from "@rein/harness";
 export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
@@ -106,4 +113,4 @@ export {
   type ScriptToolCall,
   toAssistantMessage,
 } from "./scripted-model.js";
-export { defineTool, isAgentToolLike, TOOL_NAME_PATTERN, type ToolDefinition } from "./tool.js";
+export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";

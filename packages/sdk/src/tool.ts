@@ -7,38 +7,19 @@
  * model would be the first to notice. `args` is typed from the schema; the harness
  * validates the model's arguments against the same schema before `execute` runs.
  */
-import type { AgentTool, ToolExecutionContext, ToolResult, ToolRisk } from "@rein/harness";
-import { TOOL_RISKS } from "@rein/harness";
-import type { Static, TSchema } from "typebox";
+import type { AgentTool } from "@rein/harness";
+import { TOOL_NAME_PATTERN, TOOL_RISKS } from "@rein/harness";
+import type { TSchema } from "typebox";
 import { invalidTool } from "./errors.js";
 
-/** The harness's tool-name rule (1-64 of A-Z a-z 0-9 _ -), checked early. */
-export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
-export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown> {
-  /** What the model calls: 1-64 of A-Z a-z 0-9 _ -. */
-  name: string;
-  /** A human-readable name for UIs. */
-  label?: string;
-  /** What the tool does, for the model. */
-  description: string;
-  /** A typebox object schema: `Type.Object({ ... })`. */
-  parameters: TParams;
-  /** What kind of effect the tool has; policies gate on it. */
-  risk?: ToolRisk;
-  /** `sequential` tools run alone. Default `parallel`. */
-  executionMode?: "parallel" | "sequential";
-  /** Safe to run again after an interruption. */
-  idempotent?: boolean;
-  /**
-   * Runs the tool. `args` is typed from `parameters` and already validated;
-   * `ctx` has the abort `signal`, `update()` for progress, `cwd`, `sessionId`, `toolCallId`.
-   */
-  execute(
-    args: Static<TParams>,
-    ctx: ToolExecutionContext,
-  ): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
-}
+/**
+ * What `defineTool` takes: a harness tool without `owner` (the plugin host sets
+ * that). `execute`'s `args` are typed from `parameters` and already validated.
+ */
+export type ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown> = Omit<
+  AgentTool<TParams, TDetails>,
+  "owner"
+>;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);

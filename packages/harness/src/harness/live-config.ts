@@ -7,7 +7,7 @@ import type { Model } from "@mariozechner/pi-ai";
 import { invalidArgument } from "../errors.js";
 import type { GateVerdict, RequestOptions, ToolGateCall } from "../hooks/hook-types.js";
 import type { ThinkingLevel } from "../session/entries.js";
-import type { AnyAgentTool } from "../tools.js";
+import { type AnyAgentTool, TOOL_NAME_PATTERN } from "../tools.js";
 import type { QueueModes } from "./message-queues.js";
 
 export interface SystemPromptInput {
@@ -40,8 +40,6 @@ export interface LiveConfig {
   cwd: string;
 }
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
 const RISKS = new Set(["read", "write", "exec", "network"]);
 
 export function validateTools(tools: readonly AnyAgentTool[]): void {
@@ -49,7 +47,7 @@ export function validateTools(tools: readonly AnyAgentTool[]): void {
     throw invalidArgument(`tools must be an array of tool definitions, not ${typeof tools}`);
   const seen = new Set<string>();
   for (const [index, tool] of tools.entries()) {
-    if (!tool || typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) {
+    if (!tool || typeof tool.name !== "string" || !TOOL_NAME_PATTERN.test(tool.name)) {
       throw invalidArgument(
         `tools[${index}]: tool name ${JSON.stringify(tool?.name)} is invalid (expected 1-64 of A-Z a-z 0-9 _ -)`,
       );
