@@ -8,6 +8,7 @@ const context = {
   cwd: ".",
   sessionId: "s",
   toolCallId: "t",
+  facts: {},
 };
 const text = (result: { content: { type: string; text?: string }[] }) => result.content[0]?.text ?? "";
 

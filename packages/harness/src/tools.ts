@@ -17,6 +17,23 @@ export interface ToolResult<TDetails = unknown> {
   isError?: boolean;
 }
 
+/**
+ * What a tool's `inspect` found out about one call's arguments: canonical paths, a
+ * parsed command, and the like. Computed once, after `toolCall` rewrites and
+ * validation, and handed both to the gates (`ToolGateCall.facts`) and to `execute`
+ * (`ToolExecutionContext.facts`), so the verdict and the execution rest on the same
+ * resolution (security invariants 1 and 2). Empty here on purpose: packages add
+ * their fields by declaration merging (`declare module "@rein/harness"`).
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by declaration merging.
+export interface ToolCallFacts {}
+
+/** Where a call is inspected: the turn's working directory and session. */
+export interface ToolInspectionContext {
+  cwd: string;
+  sessionId: string;
+}
+
 export interface ToolExecutionContext {
   /** Aborted when the run is aborted; a tool should stop as soon as it can. */
   signal: AbortSignal;
@@ -25,6 +42,8 @@ export interface ToolExecutionContext {
   cwd: string;
   sessionId: string;
   toolCallId: string;
+  /** The facts the gates decided on (frozen); `{}` when the tool has no `inspect`. */
+  facts: Readonly<ToolCallFacts>;
 }
 
 export interface AgentTool<TParams extends TSchema = TSchema, TDetails = unknown> {
@@ -39,6 +58,12 @@ export interface AgentTool<TParams extends TSchema = TSchema, TDetails = unknown
   idempotent?: boolean;
   /** The plugin that registered the tool, for error attribution. */
   owner?: string;
+  /**
+   * Resolves what the gates must decide on (paths, commands) from validated
+   * arguments. Runs once per call, before `toolGate`; a throw denies the call
+   * (fail closed). Must not have side effects.
+   */
+  inspect?(args: Static<TParams>, context: ToolInspectionContext): ToolCallFacts;
   execute(
     args: Static<TParams>,
     context: ToolExecutionContext,
@@ -52,3 +77,32 @@ export const textResult = (text: string, isError = false): ToolResult => ({
   content: [{ type: "text", text }],
   isError,
 });
+
+export const NO_FACTS: Readonly<ToolCallFacts> = Object.freeze({});
+
+/**
+ * Runs the tool's `inspect` once on the final arguments. The facts are frozen so a
+ * gate tap cannot change what the execution will see.
+ */
+export function inspectToolCall(
+  tool: AnyAgentTool,
+  args: Record<string, unknown>,
+  place: ToolInspectionContext,
+): Readonly<ToolCallFacts> {
+  if (!tool.inspect) return NO_FACTS;
+  const facts = tool.inspect(args, place);
+  if (facts === null || typeof facts !== "object") {
+    throw new TypeError(
+      `inspect of tool "${tool.name}" returned ${facts === null ? "null" : typeof facts}, expected an object`,
+    );
+  }
+  return deepFreeze(facts);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

@@ -18,10 +18,13 @@ import {
   type AttributedVerdict,
   describeError,
   HARNESS_DECIDER,
+  inspectToolCall,
+  NO_FACTS,
   resolveDefaultVerdict,
   runBail,
   runToolGate,
   runWaterfall,
+  type ToolCallFacts,
   type ToolGateCall,
   type ToolRisk,
 } from "@rein/harness";
@@ -134,8 +137,16 @@ export async function evaluateToolCall(
     }
   }
 
-  const gateCall: ToolGateCall = { id, name: probe.name, args, risk };
-  const context = toolHookContext(harness, signal, { ...base, args });
+  let facts: Readonly<ToolCallFacts> = NO_FACTS;
+  if (registered) {
+    try {
+      facts = inspectToolCall(tool, args, { cwd: harness.cwd, sessionId: harness.sessionId });
+    } catch (error) {
+      return refuse(args, `could not inspect the arguments: ${describeError(error)}`);
+    }
+  }
+  const gateCall: ToolGateCall = { id, name: probe.name, args, risk, facts };
+  const context = toolHookContext(harness, signal, { ...base, args, facts });
   const gate =
     (await runToolGate(harness.hooks, gateCall, context)) ??
     resolveDefaultVerdict(harness.defaultToolVerdict, gateCall);

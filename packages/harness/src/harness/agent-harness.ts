@@ -742,13 +742,14 @@ export class AgentHarness {
       },
       takeSteering: () => this.take("steer").map((item) => item.message),
       takeFollowUp: () => this.take("followUp").map((item) => item.message),
-      planToolCall: (call, tool, args) =>
+      planToolCall: (call, tool, args, turn) =>
         decideToolCall(
           {
             hooks: this.hooks,
             defaultVerdict: () => this.config.defaultToolVerdict,
             contextFor: (info) => this.views.toolContext(signal, info),
             emit: (event) => this.dispatch(event),
+            place: { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" },
           },
           call,
           tool,

@@ -10,17 +10,20 @@ import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { runBail, runToolGate, runWaterfall } from "../hooks/create-hooks.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
-import type { AttributedVerdict, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
+import type { AttributedVerdict, ToolCallInfo, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
 import type { ToolCallPlan } from "../loop/loop-types.js";
 import type { DecisionRecord } from "../session/entries.js";
-import type { AnyAgentTool } from "../tools.js";
+import type { ToolInspectionContext } from "../tools.js";
+import { type AnyAgentTool, inspectToolCall, type ToolCallFacts } from "../tools.js";
 import type { DefaultToolVerdict } from "./live-config.js";
 
 export interface DecisionEnvironment {
   hooks: HarnessHooks;
   defaultVerdict(): DefaultToolVerdict;
-  contextFor(call: ToolGateCall & { tool: AnyAgentTool }): ToolHookContext;
+  contextFor(call: ToolCallInfo): ToolHookContext;
   emit(event: HarnessEvent): Promise<void>;
+  /** Where the call is inspected (the turn's cwd and session). */
+  place: ToolInspectionContext;
 }
 
 export const HARNESS_DECIDER = "harness";
@@ -62,8 +65,18 @@ export async function decideToolCall(
     }
   }
 
-  const gateCall: ToolGateCall = { id: call.id, name: call.name, args, risk: tool.risk };
-  const context = env.contextFor({ ...base, args });
+  let facts: Readonly<ToolCallFacts>;
+  try {
+    facts = inspectToolCall(tool, args, env.place);
+  } catch (error) {
+    return refuseWith(env, call, args, {
+      decision: "deny",
+      by: HARNESS_DECIDER,
+      reason: `could not inspect the arguments: ${describeError(error)}`,
+    });
+  }
+  const gateCall: ToolGateCall = { id: call.id, name: call.name, args, risk: tool.risk, facts };
+  const context = env.contextFor({ ...base, args, facts });
   const verdict =
     (await runToolGate(env.hooks, gateCall, context)) ??
     resolveDefaultVerdict(env.defaultVerdict(), gateCall);
@@ -89,7 +102,7 @@ export async function decideToolCall(
 
   if (record.decision === "deny") return refuseWith(env, call, args, record);
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
-  return { action: "execute", args, decision: record };
+  return { action: "execute", args, facts, decision: record };
 }
 
 async function refuseWith(

@@ -11,7 +11,7 @@ import type {
   SessionEntry,
   ThinkingLevel,
 } from "../session/entries.js";
-import type { AnyAgentTool, ToolResult, ToolRisk } from "../tools.js";
+import type { AnyAgentTool, ToolCallFacts, ToolResult, ToolRisk } from "../tools.js";
 
 /** Provider request options a `beforeRequest` tap may change. Never the model or tools. */
 export interface RequestOptions {
@@ -67,6 +67,8 @@ export interface ToolCallInfo {
   readonly name: string;
   readonly args: Record<string, unknown>;
   readonly risk: ToolRisk | undefined;
+  /** What the tool's `inspect` resolved; absent before `toolCall` taps have run. */
+  readonly facts?: Readonly<ToolCallFacts>;
   readonly tool: AnyAgentTool;
 }
 
@@ -100,6 +102,8 @@ export interface ToolGateCall {
   readonly name: string;
   readonly args: Record<string, unknown>;
   readonly risk: ToolRisk | undefined;
+  /** What the tool's `inspect` resolved from `args` (canonical paths, parsed command). */
+  readonly facts: Readonly<ToolCallFacts>;
 }
 
 export type GateDecision = "allow" | "ask" | "deny";

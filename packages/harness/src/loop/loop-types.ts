@@ -7,7 +7,7 @@ import type { Model, streamSimple, ToolCall } from "@mariozechner/pi-ai";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { RequestOptions, ToolResultPayload } from "../hooks/hook-types.js";
 import type { AgentMessage, AssistantMessage, DecisionRecord, ThinkingLevel } from "../session/entries.js";
-import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
+import type { AnyAgentTool, ToolCallFacts, ToolExecutionContext, ToolResult } from "../tools.js";
 import type { RetryPolicy } from "./retry.js";
 
 /** Everything one turn runs with: frozen at turn start, used for request, validation and execution. */
@@ -26,7 +26,13 @@ export interface LoopTurn {
 
 /** What to do with one validated tool call. */
 export type ToolCallPlan =
-  | { action: "execute"; args: Record<string, unknown>; decision?: DecisionRecord }
+  | {
+      action: "execute";
+      args: Record<string, unknown>;
+      /** What the gates decided on; the execution context carries the same object. */
+      facts?: Readonly<ToolCallFacts>;
+      decision?: DecisionRecord;
+    }
   | { action: "refuse"; result: ToolResult; decision?: DecisionRecord };
 
 export type StreamFunction = typeof streamSimple;

@@ -13,7 +13,13 @@ import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { ToolResultPayload } from "../hooks/hook-types.js";
 import type { AssistantMessage, DecisionRecord, RecordedToolResult } from "../session/entries.js";
-import type { AnyAgentTool, ToolResult } from "../tools.js";
+import {
+  type AnyAgentTool,
+  inspectToolCall,
+  NO_FACTS,
+  type ToolCallFacts,
+  type ToolResult,
+} from "../tools.js";
 import type { AgentLoopConfig, LoopTurn, ToolCallPlan } from "./loop-types.js";
 
 export interface ToolCallsOutcome {
@@ -108,7 +114,21 @@ async function planCall(
   } catch (error) {
     return refuse(describeError(error), { decision: "deny", by: "harness", reason: "invalid arguments" });
   }
-  return config.planToolCall ? config.planToolCall(call, tool, args, turn) : { action: "execute", args };
+  if (config.planToolCall) return config.planToolCall(call, tool, args, turn);
+  // Used alone, the loop still hands `execute` the facts its tool declares.
+  try {
+    const facts = inspectToolCall(tool, args, {
+      cwd: turn.cwd ?? process.cwd(),
+      sessionId: turn.sessionId ?? "",
+    });
+    return { action: "execute", args, facts };
+  } catch (error) {
+    return refuse(`could not inspect the arguments: ${describeError(error)}`, {
+      decision: "deny",
+      by: "harness",
+      reason: "arguments could not be inspected",
+    });
+  }
 }
 
 async function executePlanned(
@@ -148,7 +168,7 @@ async function completeCall(
   if (plan.action === "refuse" || !tool) {
     raw = plan.action === "refuse" ? plan.result : { content: [], isError: true };
   } else {
-    raw = await execute(tool, plan.args, call, turn, config, signal, emit);
+    raw = await execute(tool, plan, call, turn, config, signal, emit);
   }
   let final: ToolResultPayload = {
     content: raw.content,
@@ -179,7 +199,7 @@ async function completeCall(
 
 async function execute(
   tool: AnyAgentTool,
-  args: Record<string, unknown>,
+  { args, facts }: { args: Record<string, unknown>; facts?: Readonly<ToolCallFacts> },
   call: ToolCall,
   turn: LoopTurn,
   config: AgentLoopConfig,
@@ -192,6 +212,7 @@ async function execute(
     cwd: turn.cwd ?? process.cwd(),
     sessionId: turn.sessionId ?? "",
     toolCallId: call.id,
+    facts: facts ?? NO_FACTS,
     update: (partial: ToolResult) => {
       if (done) return;
       emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }).catch(

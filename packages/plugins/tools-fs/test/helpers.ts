@@ -45,6 +45,7 @@ export async function call(
     cwd,
     sessionId: "test-session",
     toolCallId: "call-1",
+    facts: {},
   });
 }
 

@@ -44,6 +44,7 @@ export function start(
       cwd,
       sessionId: "test-session",
       toolCallId: "call-1",
+      facts: {},
     }),
   );
   return { result, updates, controller };
