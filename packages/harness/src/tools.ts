@@ -63,7 +63,7 @@ export interface AgentTool<TParams extends TSchema = TSchema, TDetails = unknown
    * arguments. Runs once per call, before `toolGate`; a throw denies the call
    * (fail closed). Must not have side effects.
    */
-  inspect?(args: Static<TParams>, context: ToolInspectionContext): ToolCallFacts;
+  inspect?(args: Static<TParams>, context: ToolInspectionContext): ToolCallFacts | Promise<ToolCallFacts>;
   execute(
     args: Static<TParams>,
     context: ToolExecutionContext,
@@ -84,13 +84,13 @@ export const NO_FACTS: Readonly<ToolCallFacts> = Object.freeze({});
  * Runs the tool's `inspect` once on the final arguments. The facts are frozen so a
  * gate tap cannot change what the execution will see.
  */
-export function inspectToolCall(
+export async function inspectToolCall(
   tool: AnyAgentTool,
   args: Record<string, unknown>,
   place: ToolInspectionContext,
-): Readonly<ToolCallFacts> {
+): Promise<Readonly<ToolCallFacts>> {
   if (!tool.inspect) return NO_FACTS;
-  const facts = tool.inspect(args, place);
+  const facts = await tool.inspect(args, place);
   if (facts === null || typeof facts !== "object") {
     throw new TypeError(
       `inspect of tool "${tool.name}" returned ${facts === null ? "null" : typeof facts}, expected an object`,

@@ -140,7 +140,7 @@ export async function evaluateToolCall(
   let facts: Readonly<ToolCallFacts> = NO_FACTS;
   if (registered) {
     try {
-      facts = inspectToolCall(tool, args, { cwd: harness.cwd, sessionId: harness.sessionId });
+      facts = await inspectToolCall(tool, args, { cwd: harness.cwd, sessionId: harness.sessionId });
     } catch (error) {
       return refuse(args, `could not inspect the arguments: ${describeError(error)}`);
     }

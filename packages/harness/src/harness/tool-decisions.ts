@@ -67,7 +67,7 @@ export async function decideToolCall(
 
   let facts: Readonly<ToolCallFacts>;
   try {
-    facts = inspectToolCall(tool, args, env.place);
+    facts = await inspectToolCall(tool, args, env.place);
   } catch (error) {
     return refuseWith(env, call, args, {
       decision: "deny",

@@ -117,7 +117,7 @@ async function planCall(
   if (config.planToolCall) return config.planToolCall(call, tool, args, turn);
   // Used alone, the loop still hands `execute` the facts its tool declares.
   try {
-    const facts = inspectToolCall(tool, args, {
+    const facts = await inspectToolCall(tool, args, {
       cwd: turn.cwd ?? process.cwd(),
       sessionId: turn.sessionId ?? "",
     });
