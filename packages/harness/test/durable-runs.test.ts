@@ -559,3 +559,104 @@ describe("durable runs: recovery on open", () => {
     expect(fs.existsSync(file)).toBe(false);
   });
 });
+
+describe("durable runs: recovery closes the interrupted turn wherever the leaf stands", () => {
+  const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+  /** A session killed mid-run after `question`, with `after` written behind it (the leaf). */
+  function killedAfter(after: (session: Session, question: SessionEntry) => void) {
+    const { session, file } = jsonlSession();
+    session.appendMessage(user("earlier"));
+    session.appendJournal({ event: "run_start", runId: "r1" });
+    const question = session.appendMessage(user("question"));
+    after(session, question);
+    session.close();
+    return file;
+  }
+  const LEAVES: [string, (session: Session, question: SessionEntry) => void][] = [
+    ["the user message", () => undefined],
+    [
+      "a compaction (auto-compaction before the request)",
+      (session, question) =>
+        session.append({ type: "compaction", summary: "s", firstKeptEntryId: question.id, tokensBefore: 9 }),
+    ],
+    [
+      "a compaction that kept nothing",
+      (session, question) =>
+        session.append({
+          type: "compaction",
+          summary: "s",
+          firstKeptEntryId: `${question.id}-gone`,
+          tokensBefore: 9,
+        }),
+    ],
+    ["a model change", (session) => session.append({ type: "model_change", provider: "faux", modelId: "m" })],
+    ["a label", (session, question) => session.setLabel(question.id, "here")],
+    ["a custom entry", (session) => session.append({ type: "custom", customType: "note" })],
+    [
+      "a custom message",
+      (session) =>
+        session.append({ type: "custom_message", customType: "n", content: "ctx", display: false }),
+    ],
+  ];
+
+  it.each(LEAVES)(
+    "leaf on %s: one aborted assistant message closes the turn, and a prompt works",
+    async (_, after) => {
+      const reopened = reopen(killedAfter(after));
+      const scripted = scriptedModel();
+      const recovering = harnessOn(reopened, scripted);
+      expect(recovering.recovery).toMatchObject({ closedTurn: true, interruptedRunId: "r1" });
+      const roles = reopened.buildContext().messages.map((m) => m.role);
+      expect(roles.at(-1)).toBe("assistant");
+      expect(reopened.buildContext().messages.at(-1)).toMatchObject({ stopReason: "aborted" });
+      // Never two user turns in a row with nothing between them.
+      scripted.script([reply("ok")]);
+      expect((await recovering.prompt("next")).status).toBe("completed");
+      const sent = scripted.requests.at(-1)?.context.messages.map((m) => m.role) ?? [];
+      expect(sent.slice(-3)).toEqual(["user", "assistant", "user"]);
+      reopened.close();
+      scripted.dispose();
+    },
+  );
+
+  it("a finished run, or a run whose context ends in an answer, is not closed again", () => {
+    const finished = reopen(
+      killedAfter((session) => {
+        session.appendJournal({ event: "run_end", runId: "r1", status: "completed" });
+      }),
+    );
+    const scripted = scriptedModel();
+    expect(harnessOn(finished, scripted).recovery).toBeUndefined();
+    finished.close();
+    const answered = reopen(
+      killedAfter((session, question) => {
+        session.appendMessage(reply("answer"));
+        session.setLabel(question.id, "asked");
+      }),
+    );
+    expect(harnessOn(answered, scripted).recovery).toMatchObject({
+      interruptedRunId: "r1",
+      closedTurn: false,
+    });
+    expect(answered.buildContext().messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]);
+    answered.close();
+    scripted.dispose();
+  });
+
+  it("tool calls left open behind a config change still get their results", () => {
+    const reopened = reopen(
+      killedAfter((session) => {
+        session.appendMessage(callTools(["echo", { text: "x" }, "c1"]));
+        session.append({ type: "model_change", provider: "faux", modelId: "m" });
+      }),
+    );
+    const scripted = scriptedModel();
+    const recovering = harnessOn(reopened, scripted, { tools: [echoTool().tool] });
+    expect(recovering.recovery?.toolResults).toEqual([
+      { toolCallId: "c1", toolName: "echo", started: false, completed: false, idempotent: false },
+    ]);
+    assertEveryCallAnswered(reopened);
+    reopened.close();
+    scripted.dispose();
+  });
+});

@@ -8,7 +8,8 @@
  *   (not run / may or may not have completed / completed but not recorded), and
  *   that an `idempotent` tool may be retried.
  * - An unfinished run (a `run_start` with no `run_end`) is closed with
- *   `run_end { status: "interrupted" }`, after a turn left without an answer got a
+ *   `run_end { status: "interrupted" }`, after a turn left without an answer (the
+ *   branch's context ends in a user message, whatever entry is the leaf) got a
  *   closed `aborted` assistant message and after uncommitted pending writes were
  *   committed (each carrying its `pendingId`, so a second recovery never repeats one).
  * - Queued messages: pending = pushed - consumed (`queueIds` on message entries,
@@ -23,6 +24,7 @@ import { describeError } from "../errors.js";
 import type { QueueName } from "../events/event-types.js";
 import type { LoopTurn } from "../loop/loop-types.js";
 import { failureMessage } from "../loop/stream-assistant.js";
+import { entryMessage } from "../session/context.js";
 import type { AgentMessage, EntryInput, RecordedToolResult, SessionEntry } from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import type { AnyAgentTool } from "../tools.js";
@@ -160,7 +162,7 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
     report.toolResults.push(recoveredCall);
     writes.push(() => session.appendMessage(interruptedResult(recoveredCall)));
   }
-  if (openRun !== undefined && missing.length === 0 && endsInUserMessage(session)) {
+  if (openRun !== undefined && missing.length === 0 && awaitsAnswer(session)) {
     report.closedTurn = true;
     writes.push(() =>
       session.appendMessage(
@@ -208,6 +210,8 @@ function unansweredToolCalls(session: Session): { id: string; name: string }[] {
   let index = branch.length - 1;
   for (; index >= 0; index--) {
     const entry = branch[index] as SessionEntry;
+    // Entries that put nothing in the context (config changes, labels, custom data) may sit after the call.
+    if (entry.type !== "message" && entry.type !== "compaction" && entryMessage(entry) === undefined) continue;
     if (entry.type !== "message" || entry.message.role !== "toolResult") break;
     answered.add(entry.message.toolCallId);
   }
@@ -228,10 +232,14 @@ function unansweredToolCalls(session: Session): { id: string; name: string }[] {
   return calls;
 }
 
-function endsInUserMessage(session: Session): boolean {
-  const leafId = session.leafId;
-  const leaf = leafId === null ? undefined : session.getEntry(leafId);
-  return leaf?.type === "message" && leaf.message.role === "user";
+/**
+ * Whether the branch's context ends in a request the model never answered: its last
+ * message is a user message (a prompt, a steer, a custom message, a branch or
+ * compaction summary), wherever the leaf stands - on the message itself, or on a
+ * compaction, a config change or a label written after it.
+ */
+function awaitsAnswer(session: Session): boolean {
+  return session.buildContext().messages.at(-1)?.role === "user";
 }
 
 function interruptedResult(call: RecoveredToolCall): AgentMessage {
