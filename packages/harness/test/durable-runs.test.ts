@@ -12,6 +12,7 @@ import {
 import type { AgentMessage, JournalEntry, SessionEntry } from "../src/session/entries.js";
 import { JsonlStorage } from "../src/session/jsonl-storage.js";
 import { Session } from "../src/session/session.js";
+import { SessionStore } from "../src/session/session-store.js";
 import { createSessionHeader } from "../src/session/storage.js";
 import { echoTool, fixture, gate } from "./support/harness-fixture.js";
 import { callTools, reply, scriptedModel } from "./support/scripted-model.js";
@@ -657,6 +658,91 @@ describe("durable runs: recovery closes the interrupted turn wherever the leaf s
     ]);
     assertEveryCallAnswered(reopened);
     reopened.close();
+    scripted.dispose();
+  });
+});
+
+describe("durable runs: a fork tells calls that ran from calls that did not", () => {
+  /** A store with one session whose run called `echo` (c1) and `echo` (c2, denied), then answered. */
+  async function ranSession(options: { crashIn?: "tool" } = {}) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-fork-"));
+    dirs.push(dir);
+    const store = new SessionStore(dir);
+    const session = store.create();
+    const scripted = scriptedModel();
+    let crash: string | undefined;
+    const executions: string[] = [];
+    const echo = echoTool({
+      execute: async (_args, context) => {
+        executions.push(context.toolCallId);
+        if (options.crashIn === "tool") crash = fs.readFileSync(session.storage.path as string, "utf8");
+        return { content: [{ type: "text", text: "side effect done" }] };
+      },
+    });
+    const harness = harnessOn(session, scripted, { tools: [echo.tool] });
+    harness.hooks.toolGate.tap("deny-c2", (call) =>
+      call.id === "c2" ? { verdict: "deny", reason: "not c2" } : undefined,
+    );
+    scripted.script([callTools(["echo", { text: "a" }, "c1"], ["echo", { text: "b" }, "c2"]), reply("done")]);
+    await harness.prompt("go");
+    const callEntry = session
+      .branch()
+      .find((entry) => entry.type === "message" && entry.message.role === "assistant") as SessionEntry;
+    return { store, session, scripted, echo, callEntry, crash, executions };
+  }
+
+  it("a fork at a tool-calling message: the call that ran says so, the denied one says not run", async () => {
+    const { store, session, scripted, echo, callEntry, executions } = await ranSession();
+    expect(executions).toEqual(["c1"]);
+    const fork = store.fork(session.id, callEntry.id);
+    const recovering = harnessOn(fork, scripted, { tools: [echo.tool] });
+    expect(recovering.recovery?.toolResults).toEqual([
+      { toolCallId: "c1", toolName: "echo", started: true, completed: true, idempotent: false },
+      { toolCallId: "c2", toolName: "echo", started: false, completed: false, idempotent: false },
+    ]);
+    const results = fork.buildContext().messages.filter((m) => m.role === "toolResult");
+    expect(results.map(textOf)).toEqual([INTERRUPTED_UNRECORDED, INTERRUPTED_NOT_RUN]);
+    expect(executions).toEqual(["c1"]); // the fork ran nothing
+    fork.close();
+    session.close();
+    scripted.dispose();
+  });
+
+  it("a fork of an unrecovered crash mid-tool says the tool may or may not have completed, never not run", async () => {
+    const { store, session, scripted, echo, callEntry, crash } = await ranSession({ crashIn: "tool" });
+    session.close();
+    // The source as the crash left it: the run open, c1 started, no results.
+    fs.writeFileSync(session.storage.path as string, crash as string);
+    const fork = store.fork(session.id, callEntry.id);
+    const forkJournal = fork.journal().map((record) => record.event);
+    expect(forkJournal).toEqual(["tool_start", "tool_start"]); // c1 started; c2 may still run in the source
+    const recovering = harnessOn(fork, scripted, { tools: [echo.tool] });
+    expect(
+      recovering.recovery?.toolResults.map((call) => [call.toolCallId, call.started, call.completed]),
+    ).toEqual([
+      ["c1", true, false],
+      ["c2", true, false],
+    ]);
+    for (const result of fork.buildContext().messages.filter((m) => m.role === "toolResult")) {
+      expect(textOf(result)).toBe(INTERRUPTED_UNKNOWN);
+    }
+    fork.close();
+    scripted.dispose();
+  });
+
+  it("a fork past the results carries no tool records, and a fork is written as one group", async () => {
+    const { store, session, scripted } = await ranSession();
+    const fork = store.fork(session.id, session.leafId as string);
+    expect(fork.journal()).toEqual([]);
+    expect(harnessOn(fork, scripted).recovery).toBeUndefined();
+    const lines = fs
+      .readFileSync(fork.storage.path as string, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1);
+    expect(new Set(lines.map((line) => JSON.parse(line).writeGroup?.id)).size).toBe(1);
+    fork.close();
+    session.close();
     scripted.dispose();
   });
 });

@@ -24,9 +24,9 @@ import { describeError } from "../errors.js";
 import type { QueueName } from "../events/event-types.js";
 import type { LoopTurn } from "../loop/loop-types.js";
 import { failureMessage } from "../loop/stream-assistant.js";
-import { entryMessage } from "../session/context.js";
-import type { AgentMessage, EntryInput, RecordedToolResult, SessionEntry } from "../session/entries.js";
+import type { AgentMessage, EntryInput, RecordedToolResult } from "../session/entries.js";
 import type { Session } from "../session/session.js";
+import { openToolCalls } from "../session/tool-call-state.js";
 import type { AnyAgentTool } from "../tools.js";
 import type { QueuedMessage } from "./message-queues.js";
 
@@ -148,7 +148,7 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
 
   // ---- what to write, in order ----
   const writes: (() => void)[] = [];
-  const missing = unansweredToolCalls(session);
+  const missing = openToolCalls(session.branch());
   for (const call of missing) {
     const trace = tools.get(call.id);
     const tool = options.tools.find((candidate) => candidate.name === call.name);
@@ -201,35 +201,6 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
   }
   session.warnings.push(describeRecovery(report));
   return { report, queues };
-}
-
-/** Tool calls of the branch's last assistant message that have no result after it. */
-function unansweredToolCalls(session: Session): { id: string; name: string }[] {
-  const branch = session.branch();
-  const answered = new Set<string>();
-  let index = branch.length - 1;
-  for (; index >= 0; index--) {
-    const entry = branch[index] as SessionEntry;
-    // Entries that put nothing in the context (config changes, labels, custom data) may sit after the call.
-    if (entry.type !== "message" && entry.type !== "compaction" && entryMessage(entry) === undefined) continue;
-    if (entry.type !== "message" || entry.message.role !== "toolResult") break;
-    answered.add(entry.message.toolCallId);
-  }
-  const last = branch[index];
-  if (last?.type !== "message" || last.message.role !== "assistant") return [];
-  const { stopReason, content } = last.message;
-  // A failed or aborted reply never runs its tool calls, and providers skip it.
-  if (stopReason === "error" || stopReason === "aborted" || !Array.isArray(content)) return [];
-  const calls: { id: string; name: string }[] = [];
-  const seen = new Set<string>();
-  for (const block of content as unknown[]) {
-    if (typeof block !== "object" || block === null) continue;
-    const { type, id, name } = block as { type?: unknown; id?: unknown; name?: unknown };
-    if (type !== "toolCall" || typeof id !== "string" || answered.has(id) || seen.has(id)) continue;
-    seen.add(id);
-    calls.push({ id, name: typeof name === "string" ? name : "unknown" });
-  }
-  return calls;
 }
 
 /**
