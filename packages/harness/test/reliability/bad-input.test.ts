@@ -60,6 +60,7 @@ async function corpus(): Promise<Buffer[]> {
   const t = Session.create(JsonlStorage.create(tree, createSessionHeader()));
   const a = t.appendMessage(user("root question"));
   const b = t.appendMessage({ ...user("second"), content: [{ type: "text", text: "second" }] });
+  t.appendMessage(fauxAssistantMessage("an answer with usage figures"));
   t.append({ type: "model_change", provider: "faux", modelId: "m" });
   t.setLabel(a.id, "start");
   // A leaf move with its branch summary, as tree navigation writes it: one write group.
