@@ -12,6 +12,7 @@ import {
 import type { AgentMessage, JournalEntry, SessionEntry } from "../src/session/entries.js";
 import { JsonlStorage } from "../src/session/jsonl-storage.js";
 import { Session } from "../src/session/session.js";
+import { SessionStore } from "../src/session/session-store.js";
 import { createSessionHeader } from "../src/session/storage.js";
 import { echoTool, fixture, gate } from "./support/harness-fixture.js";
 import { callTools, reply, scriptedModel } from "./support/scripted-model.js";
@@ -557,5 +558,191 @@ describe("durable runs: recovery on open", () => {
     expect(fs.existsSync(file)).toBe(false);
     session.close();
     expect(fs.existsSync(file)).toBe(false);
+  });
+});
+
+describe("durable runs: recovery closes the interrupted turn wherever the leaf stands", () => {
+  const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+  /** A session killed mid-run after `question`, with `after` written behind it (the leaf). */
+  function killedAfter(after: (session: Session, question: SessionEntry) => void) {
+    const { session, file } = jsonlSession();
+    session.appendMessage(user("earlier"));
+    session.appendJournal({ event: "run_start", runId: "r1" });
+    const question = session.appendMessage(user("question"));
+    after(session, question);
+    session.close();
+    return file;
+  }
+  const LEAVES: [string, (session: Session, question: SessionEntry) => void][] = [
+    ["the user message", () => undefined],
+    [
+      "a compaction (auto-compaction before the request)",
+      (session, question) =>
+        session.append({ type: "compaction", summary: "s", firstKeptEntryId: question.id, tokensBefore: 9 }),
+    ],
+    [
+      "a compaction that kept nothing",
+      (session, question) =>
+        session.append({
+          type: "compaction",
+          summary: "s",
+          firstKeptEntryId: `${question.id}-gone`,
+          tokensBefore: 9,
+        }),
+    ],
+    ["a model change", (session) => session.append({ type: "model_change", provider: "faux", modelId: "m" })],
+    ["a label", (session, question) => session.setLabel(question.id, "here")],
+    ["a custom entry", (session) => session.append({ type: "custom", customType: "note" })],
+    [
+      "a custom message",
+      (session) =>
+        session.append({ type: "custom_message", customType: "n", content: "ctx", display: false }),
+    ],
+  ];
+
+  it.each(LEAVES)(
+    "leaf on %s: one aborted assistant message closes the turn, and a prompt works",
+    async (_, after) => {
+      const reopened = reopen(killedAfter(after));
+      const scripted = scriptedModel();
+      const recovering = harnessOn(reopened, scripted);
+      expect(recovering.recovery).toMatchObject({ closedTurn: true, interruptedRunId: "r1" });
+      const roles = reopened.buildContext().messages.map((m) => m.role);
+      expect(roles.at(-1)).toBe("assistant");
+      expect(reopened.buildContext().messages.at(-1)).toMatchObject({ stopReason: "aborted" });
+      // Never two user turns in a row with nothing between them.
+      scripted.script([reply("ok")]);
+      expect((await recovering.prompt("next")).status).toBe("completed");
+      const sent = scripted.requests.at(-1)?.context.messages.map((m) => m.role) ?? [];
+      expect(sent.slice(-3)).toEqual(["user", "assistant", "user"]);
+      reopened.close();
+      scripted.dispose();
+    },
+  );
+
+  it("a finished run, or a run whose context ends in an answer, is not closed again", () => {
+    const finished = reopen(
+      killedAfter((session) => {
+        session.appendJournal({ event: "run_end", runId: "r1", status: "completed" });
+      }),
+    );
+    const scripted = scriptedModel();
+    expect(harnessOn(finished, scripted).recovery).toBeUndefined();
+    finished.close();
+    const answered = reopen(
+      killedAfter((session, question) => {
+        session.appendMessage(reply("answer"));
+        session.setLabel(question.id, "asked");
+      }),
+    );
+    expect(harnessOn(answered, scripted).recovery).toMatchObject({
+      interruptedRunId: "r1",
+      closedTurn: false,
+    });
+    expect(answered.buildContext().messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]);
+    answered.close();
+    scripted.dispose();
+  });
+
+  it("tool calls left open behind a config change still get their results", () => {
+    const reopened = reopen(
+      killedAfter((session) => {
+        session.appendMessage(callTools(["echo", { text: "x" }, "c1"]));
+        session.append({ type: "model_change", provider: "faux", modelId: "m" });
+      }),
+    );
+    const scripted = scriptedModel();
+    const recovering = harnessOn(reopened, scripted, { tools: [echoTool().tool] });
+    expect(recovering.recovery?.toolResults).toEqual([
+      { toolCallId: "c1", toolName: "echo", started: false, completed: false, idempotent: false },
+    ]);
+    assertEveryCallAnswered(reopened);
+    reopened.close();
+    scripted.dispose();
+  });
+});
+
+describe("durable runs: a fork tells calls that ran from calls that did not", () => {
+  /** A store with one session whose run called `echo` (c1) and `echo` (c2, denied), then answered. */
+  async function ranSession(options: { crashIn?: "tool" } = {}) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-fork-"));
+    dirs.push(dir);
+    const store = new SessionStore(dir);
+    const session = store.create();
+    const scripted = scriptedModel();
+    let crash: string | undefined;
+    const executions: string[] = [];
+    const echo = echoTool({
+      execute: async (_args, context) => {
+        executions.push(context.toolCallId);
+        if (options.crashIn === "tool") crash = fs.readFileSync(session.storage.path as string, "utf8");
+        return { content: [{ type: "text", text: "side effect done" }] };
+      },
+    });
+    const harness = harnessOn(session, scripted, { tools: [echo.tool] });
+    harness.hooks.toolGate.tap("deny-c2", (call) =>
+      call.id === "c2" ? { verdict: "deny", reason: "not c2" } : undefined,
+    );
+    scripted.script([callTools(["echo", { text: "a" }, "c1"], ["echo", { text: "b" }, "c2"]), reply("done")]);
+    await harness.prompt("go");
+    const callEntry = session
+      .branch()
+      .find((entry) => entry.type === "message" && entry.message.role === "assistant") as SessionEntry;
+    return { store, session, scripted, echo, callEntry, crash, executions };
+  }
+
+  it("a fork at a tool-calling message: the call that ran says so, the denied one says not run", async () => {
+    const { store, session, scripted, echo, callEntry, executions } = await ranSession();
+    expect(executions).toEqual(["c1"]);
+    const fork = store.fork(session.id, callEntry.id);
+    const recovering = harnessOn(fork, scripted, { tools: [echo.tool] });
+    expect(recovering.recovery?.toolResults).toEqual([
+      { toolCallId: "c1", toolName: "echo", started: true, completed: true, idempotent: false },
+      { toolCallId: "c2", toolName: "echo", started: false, completed: false, idempotent: false },
+    ]);
+    const results = fork.buildContext().messages.filter((m) => m.role === "toolResult");
+    expect(results.map(textOf)).toEqual([INTERRUPTED_UNRECORDED, INTERRUPTED_NOT_RUN]);
+    expect(executions).toEqual(["c1"]); // the fork ran nothing
+    fork.close();
+    session.close();
+    scripted.dispose();
+  });
+
+  it("a fork of an unrecovered crash mid-tool says the tool may or may not have completed, never not run", async () => {
+    const { store, session, scripted, echo, callEntry, crash } = await ranSession({ crashIn: "tool" });
+    session.close();
+    // The source as the crash left it: the run open, c1 started, no results.
+    fs.writeFileSync(session.storage.path as string, crash as string);
+    const fork = store.fork(session.id, callEntry.id);
+    const forkJournal = fork.journal().map((record) => record.event);
+    expect(forkJournal).toEqual(["tool_start", "tool_start"]); // c1 started; c2 may still run in the source
+    const recovering = harnessOn(fork, scripted, { tools: [echo.tool] });
+    expect(
+      recovering.recovery?.toolResults.map((call) => [call.toolCallId, call.started, call.completed]),
+    ).toEqual([
+      ["c1", true, false],
+      ["c2", true, false],
+    ]);
+    for (const result of fork.buildContext().messages.filter((m) => m.role === "toolResult")) {
+      expect(textOf(result)).toBe(INTERRUPTED_UNKNOWN);
+    }
+    fork.close();
+    scripted.dispose();
+  });
+
+  it("a fork past the results carries no tool records, and a fork is written as one group", async () => {
+    const { store, session, scripted } = await ranSession();
+    const fork = store.fork(session.id, session.leafId as string);
+    expect(fork.journal()).toEqual([]);
+    expect(harnessOn(fork, scripted).recovery).toBeUndefined();
+    const lines = fs
+      .readFileSync(fork.storage.path as string, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1);
+    expect(new Set(lines.map((line) => JSON.parse(line).writeGroup?.id)).size).toBe(1);
+    fork.close();
+    session.close();
+    scripted.dispose();
   });
 });

@@ -44,6 +44,16 @@ function writeRaw(file: string, lines: unknown[]): void {
   );
 }
 
+function caught(action: () => unknown): HarnessError {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof HarnessError) return error;
+    throw error;
+  }
+  throw new Error("expected a HarnessError, but nothing was thrown");
+}
+
 function lines(file: string): string[] {
   return fs.readFileSync(file, "utf8").split("\n");
 }
@@ -130,13 +140,14 @@ describe("torn last line", () => {
     expect(again.entries().map((e) => e.id)).toEqual(["a", "b", "c", d.id]);
   });
 
-  it("a complete last line that is not JSON is a torn tail too", () => {
+  it("a complete last line that is not JSON is corruption, refused, and the file is left as it was", () => {
     const file = tempFile();
     writeRaw(file, [HEADER, entry("a", null), '{"type":"message","id":"b"']);
-    const session = track(Session.open(JsonlStorage.open(file)));
-    expect(session.warnings[0]).toContain("line 3");
-    expect(session.entries().map((e) => e.id)).toEqual(["a"]);
-    expect(lines(file)).toHaveLength(3);
+    const before = fs.readFileSync(file);
+    const error = caught(() => Session.open(JsonlStorage.open(file)));
+    expect(error).toMatchObject({ code: "session", file });
+    expect(error.message).toContain("line 3");
+    expect(fs.readFileSync(file)).toEqual(before);
   });
 
   it("a read-only open ignores a torn last line and leaves the file byte for byte", () => {

@@ -8,7 +8,8 @@
  *   (not run / may or may not have completed / completed but not recorded), and
  *   that an `idempotent` tool may be retried.
  * - An unfinished run (a `run_start` with no `run_end`) is closed with
- *   `run_end { status: "interrupted" }`, after a turn left without an answer got a
+ *   `run_end { status: "interrupted" }`, after a turn left without an answer (the
+ *   branch's context ends in a user message, whatever entry is the leaf) got a
  *   closed `aborted` assistant message and after uncommitted pending writes were
  *   committed (each carrying its `pendingId`, so a second recovery never repeats one).
  * - Queued messages: pending = pushed - consumed (`queueIds` on message entries,
@@ -23,8 +24,9 @@ import { describeError } from "../errors.js";
 import type { QueueName } from "../events/event-types.js";
 import type { LoopTurn } from "../loop/loop-types.js";
 import { failureMessage } from "../loop/stream-assistant.js";
-import type { AgentMessage, EntryInput, RecordedToolResult, SessionEntry } from "../session/entries.js";
+import type { AgentMessage, EntryInput, RecordedToolResult } from "../session/entries.js";
 import type { Session } from "../session/session.js";
+import { openToolCalls } from "../session/tool-call-state.js";
 import type { AnyAgentTool } from "../tools.js";
 import type { QueuedMessage } from "./message-queues.js";
 
@@ -146,7 +148,7 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
 
   // ---- what to write, in order ----
   const writes: (() => void)[] = [];
-  const missing = unansweredToolCalls(session);
+  const missing = openToolCalls(session.branch());
   for (const call of missing) {
     const trace = tools.get(call.id);
     const tool = options.tools.find((candidate) => candidate.name === call.name);
@@ -160,7 +162,7 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
     report.toolResults.push(recoveredCall);
     writes.push(() => session.appendMessage(interruptedResult(recoveredCall)));
   }
-  if (openRun !== undefined && missing.length === 0 && endsInUserMessage(session)) {
+  if (openRun !== undefined && missing.length === 0 && awaitsAnswer(session)) {
     report.closedTurn = true;
     writes.push(() =>
       session.appendMessage(
@@ -201,37 +203,14 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
   return { report, queues };
 }
 
-/** Tool calls of the branch's last assistant message that have no result after it. */
-function unansweredToolCalls(session: Session): { id: string; name: string }[] {
-  const branch = session.branch();
-  const answered = new Set<string>();
-  let index = branch.length - 1;
-  for (; index >= 0; index--) {
-    const entry = branch[index] as SessionEntry;
-    if (entry.type !== "message" || entry.message.role !== "toolResult") break;
-    answered.add(entry.message.toolCallId);
-  }
-  const last = branch[index];
-  if (last?.type !== "message" || last.message.role !== "assistant") return [];
-  const { stopReason, content } = last.message;
-  // A failed or aborted reply never runs its tool calls, and providers skip it.
-  if (stopReason === "error" || stopReason === "aborted" || !Array.isArray(content)) return [];
-  const calls: { id: string; name: string }[] = [];
-  const seen = new Set<string>();
-  for (const block of content as unknown[]) {
-    if (typeof block !== "object" || block === null) continue;
-    const { type, id, name } = block as { type?: unknown; id?: unknown; name?: unknown };
-    if (type !== "toolCall" || typeof id !== "string" || answered.has(id) || seen.has(id)) continue;
-    seen.add(id);
-    calls.push({ id, name: typeof name === "string" ? name : "unknown" });
-  }
-  return calls;
-}
-
-function endsInUserMessage(session: Session): boolean {
-  const leafId = session.leafId;
-  const leaf = leafId === null ? undefined : session.getEntry(leafId);
-  return leaf?.type === "message" && leaf.message.role === "user";
+/**
+ * Whether the branch's context ends in a request the model never answered: its last
+ * message is a user message (a prompt, a steer, a custom message, a branch or
+ * compaction summary), wherever the leaf stands - on the message itself, or on a
+ * compaction, a config change or a label written after it.
+ */
+function awaitsAnswer(session: Session): boolean {
+  return session.buildContext().messages.at(-1)?.role === "user";
 }
 
 function interruptedResult(call: RecoveredToolCall): AgentMessage {

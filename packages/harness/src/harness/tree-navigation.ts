@@ -9,7 +9,8 @@
  *   leave the leaf where it was;
  * - the writes are one `leaf` entry, then (with a summary) one `branch_summary`
  *   child of the target, so the new branch reads "target, summary of what was
- *   tried elsewhere".
+ *   tried elsewhere"; both go in one write group (`Session.appendAll`), so a crash
+ *   never leaves the leaf moved without its summary.
  */
 import { describeError, invalidArgument, isHarnessError } from "../errors.js";
 import { runBail } from "../hooks/create-hooks.js";
@@ -94,9 +95,14 @@ export async function runNavigation(
     if (signal.aborted) throw abortError(signal);
 
     const outcome: NavigateOutcome = { status: "done" };
-    if (fromId !== targetId) session.moveLeaf(targetId);
-    if (summary !== undefined && fromId !== null && fromId !== targetId) {
-      outcome.summaryEntryId = session.append({ type: "branch_summary", fromId, summary }).id;
+    if (fromId !== targetId) {
+      // One write group: a crash leaves the leaf moved with its summary, or neither.
+      const summaryInput =
+        summary !== undefined && fromId !== null
+          ? [{ type: "branch_summary" as const, fromId, summary }]
+          : [];
+      const written = session.appendAll([{ type: "leaf", targetId }, ...summaryInput]);
+      if (written[1] !== undefined) outcome.summaryEntryId = written[1].id;
     }
     await host.emit({
       type: "branch_end",

@@ -1,9 +1,8 @@
 /**
- * Session storage in a JSONL file: line 1 the header, then one entry per line, every
- * line ending in `\n`.
+ * Session storage in a JSONL file (format and torn-tail rule: ./jsonl-format.ts).
  *
- * Invariant: the file always consists of whole lines, except possibly one torn last
- * line left by a crash mid-write. A writable storage holds the session lock before it
+ * Invariant: the file always consists of whole lines and whole write groups, except
+ * possibly a torn tail left by a crash mid-write. A writable storage holds the session lock before it
  * reads, cuts a torn tail off before its first append (so a new entry never shares a
  * line with a torn one), and cuts a failed append back to the last good size. It
  * never recreates a file deleted under it. A read-only storage never writes at all.
@@ -12,16 +11,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError, HarnessError, invalidArgument, sessionError } from "../errors.js";
 import type { SessionHeader, StoredEntry } from "./entries.js";
+import { encodeEntries, parseSessionFile } from "./jsonl-format.js";
 import { SessionLock } from "./lock.js";
 import type { LoadedSession, SessionStorage } from "./storage.js";
-import { entryProblem, headerProblem } from "./validation.js";
+import { headerProblem } from "./validation.js";
 
 export interface JsonlOpenOptions {
   /** Read without locking and never write (listing, forking a session someone else has open). */
   readOnly?: boolean;
 }
-
-const NEWLINE = 0x0a;
 
 export class JsonlStorage implements SessionStorage {
   readonly kind = "jsonl";
@@ -110,29 +108,40 @@ export class JsonlStorage implements SessionStorage {
     this.#goodSize = parsed.goodSize;
     const action = this.readOnly ? "ignored" : "dropped";
     const warnings =
-      parsed.tornLine === undefined
+      parsed.torn === undefined
         ? []
-        : [`${this.path} line ${parsed.tornLine}: ${action} a torn last line`];
+        : [`${this.path} line ${parsed.torn.line}: ${action} ${parsed.torn.what}`];
     return { header: parsed.header, entries: parsed.entries, warnings, validated: true };
   }
 
   append(entry: StoredEntry): void {
+    this.#write([entry]);
+  }
+
+  /** Appends `entries` as one write group: after a crash, all of them load or none. */
+  appendAll(entries: readonly StoredEntry[]): void {
+    if (entries.length > 0) this.#write(entries);
+  }
+
+  #write(entries: readonly StoredEntry[]): void {
     this.#assertOpen("append to");
     if (this.#fd === undefined)
       throw sessionError(`session file ${this.path} is open read-only`, { file: this.path });
     this.#throwSyncFailure();
     // Appending without a load would land behind an unrepaired torn tail.
     if (this.#goodSize === undefined) this.load();
-    let line: Buffer;
+    let bytes: Buffer;
     try {
-      line = Buffer.from(`${JSON.stringify(entry)}\n`, "utf8");
+      bytes = Buffer.from(encodeEntries(entries), "utf8");
     } catch (error) {
-      throw invalidArgument(`entry ${entry.id} cannot be serialised: ${describeError(error)}`, error);
+      const ids = entries.map((entry) => entry.id).join(", ");
+      throw invalidArgument(`entry ${ids} cannot be serialised: ${describeError(error)}`, error);
     }
     const goodSize = this.#goodSize as number;
     if (this.#tailDirty) this.#truncate(goodSize);
     try {
-      writeFully(this.#fd, line);
+      // One write call: a group is never interleaved with another line of ours.
+      writeFully(this.#fd, bytes);
     } catch (error) {
       try {
         this.#truncate(goodSize);
@@ -144,7 +153,7 @@ export class JsonlStorage implements SessionStorage {
         cause: error,
       });
     }
-    this.#goodSize = goodSize + line.length;
+    this.#goodSize = goodSize + bytes.length;
   }
 
   /**
@@ -262,67 +271,6 @@ export class JsonlStorage implements SessionStorage {
       });
     }
   }
-}
-
-interface ParsedFile {
-  header: SessionHeader;
-  entries: StoredEntry[];
-  /** Bytes up to the end of the last whole, valid line. */
-  goodSize: number;
-  /** Line number of a torn last line, if there was one. */
-  tornLine?: number;
-}
-
-/**
- * Parses and validates a whole session file. A last line with no `\n`, or one that
- * is not JSON, is a torn tail (reported, not fatal); any other bad line is fatal.
- */
-export function parseSessionFile(file: string, bytes: Buffer): ParsedFile {
-  const fail = (line: number, problem: string) =>
-    sessionError(`invalid session file ${file} line ${line}: ${problem}`, { file });
-  const headerEnd = bytes.indexOf(NEWLINE);
-  if (headerEnd === -1) {
-    throw fail(
-      1,
-      bytes.length === 0 ? "the file is empty; expected a session header" : "the header line is incomplete",
-    );
-  }
-  let header: unknown;
-  try {
-    header = JSON.parse(bytes.toString("utf8", 0, headerEnd));
-  } catch (error) {
-    throw fail(1, `expected a JSON session header (${describeError(error)})`);
-  }
-  const headerIssue = headerProblem(header);
-  if (headerIssue !== undefined) throw fail(1, headerIssue);
-
-  const entries: StoredEntry[] = [];
-  const byId = new Map<string, StoredEntry>();
-  const lookup = (id: string) => byId.get(id);
-  let start = headerEnd + 1;
-  let lineNumber = 1;
-  while (start < bytes.length) {
-    lineNumber++;
-    const end = bytes.indexOf(NEWLINE, start);
-    if (end === -1)
-      return { header: header as SessionHeader, entries, goodSize: start, tornLine: lineNumber };
-    let value: unknown;
-    try {
-      value = JSON.parse(bytes.toString("utf8", start, end));
-    } catch (error) {
-      if (end + 1 === bytes.length) {
-        return { header: header as SessionHeader, entries, goodSize: start, tornLine: lineNumber };
-      }
-      throw fail(lineNumber, `expected one JSON entry per line (${describeError(error)})`);
-    }
-    const problem = entryProblem(value, lookup);
-    if (problem !== undefined) throw fail(lineNumber, problem);
-    const entry = value as StoredEntry;
-    entries.push(entry);
-    byId.set(entry.id, entry);
-    start = end + 1;
-  }
-  return { header: header as SessionHeader, entries, goodSize: start };
 }
 
 /** Writes all of `data`, continuing after short writes; a write that makes no progress is an error. */

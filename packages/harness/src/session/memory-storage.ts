@@ -34,6 +34,12 @@ export class MemoryStorage implements SessionStorage {
     this.#lines.push(serialise(entry));
   }
 
+  appendAll(entries: readonly StoredEntry[]): void {
+    if (this.#closed) throw sessionError("cannot append to a closed in-memory session");
+    const lines = entries.map(serialise); // all serialise, or nothing is stored
+    this.#lines.push(...lines);
+  }
+
   sync(): void {
     if (this.#closed) throw sessionError("cannot sync a closed in-memory session");
   }

@@ -10,10 +10,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, invalidArgument } from "../errors.js";
-import type { SessionEntry } from "./entries.js";
+import { shortId } from "../ids.js";
+import type { JournalRecord, SessionEntry, StoredEntry } from "./entries.js";
 import { JsonlStorage } from "./jsonl-storage.js";
 import { Session } from "./session.js";
 import { createSessionHeader } from "./storage.js";
+import { forkToolRecords } from "./tool-call-state.js";
 
 export interface SessionSummary {
   id: string;
@@ -99,17 +101,22 @@ export class SessionStore {
 
   /**
    * A new session holding the source's branch from the root to `entryId`, with the
-   * same entry ids, its leaf at `entryId`. The source is only read.
+   * same entry ids, its leaf at `entryId`, and the journal records recovery on the
+   * fork needs to tell the branch's open tool calls that ran from those that did not
+   * (see `forkToolRecords`). Everything is one write group, so a crash leaves the fork
+   * whole or empty. The source is only read.
    */
   fork(sourceId: string, entryId: string): Session {
     const source = Session.open(JsonlStorage.open(this.pathOf(sourceId), { readOnly: true }));
     let branch: SessionEntry[];
+    let records: JournalRecord[];
     try {
       const entry = source.getEntry(entryId);
       if (entry === undefined || entry.type === "leaf") {
         throw invalidArgument(`cannot fork session ${source.id} at "${entryId}": no such tree entry`);
       }
       branch = source.branch(entryId);
+      records = forkToolRecords(branch, source.journal(), source.entries());
     } finally {
       source.close();
     }
@@ -117,8 +124,15 @@ export class SessionStore {
     header.forkedFrom = { sessionId: source.id, entryId };
     const file = this.#fileFor(header.id, header.createdAt);
     const storage = JsonlStorage.create(file, header);
+    const taken = new Set(branch.map((entry) => entry.id));
+    const journal = records.map((record): StoredEntry => {
+      let id = shortId();
+      while (taken.has(id)) id = shortId();
+      taken.add(id);
+      return { ...record, type: "journal", id, parentId: entryId, timestamp: Date.now() };
+    });
     try {
-      for (const entry of branch) storage.append(entry);
+      storage.appendAll([...branch, ...journal]);
       storage.sync();
     } catch (error) {
       // A half-copied fork is worse than none.

@@ -192,6 +192,32 @@ export class Session {
     return entry;
   }
 
+  /**
+   * Appends several entries as one write: each a child of the one before (a `leaf`
+   * input moves the leaf instead), all validated first, then persisted so that a crash
+   * leaves all of them or none (a leaf move with its branch summary). Returns them in order.
+   */
+  appendAll(inputs: readonly EntryInput[]): SessionEntry[] {
+    const staged = new Map<string, SessionEntry>();
+    const lookup = (id: string) => staged.get(id) ?? this.#lookup(id);
+    const entries: SessionEntry[] = [];
+    let leafId = this.#leafId;
+    for (const input of inputs) {
+      if ((input as { type: string }).type === "journal") {
+        throw invalidArgument("journal records are appended by appendJournal(), not appendAll()");
+      }
+      const entry = this.#build(input, leafId, (id) => staged.has(id));
+      const problem = entryProblem(entry, lookup);
+      if (problem !== undefined) throw invalidArgument(`cannot append ${input.type} entry: ${problem}`);
+      staged.set(entry.id, entry);
+      entries.push(entry);
+      leafId = entry.type === "leaf" ? entry.targetId : entry.id;
+    }
+    this.storage.appendAll(entries);
+    for (const entry of entries) this.#admit(entry);
+    return entries;
+  }
+
   /** Makes `targetId` the active leaf (`null`: the empty branch), persisting the move. */
   moveLeaf(targetId: string | null): LeafEntry {
     if (targetId !== null) this.#requireNode(targetId, "move the leaf to");
@@ -223,6 +249,15 @@ export class Session {
   }
 
   #commit(input: EntryInput): SessionEntry {
+    const entry = this.#build(input, this.#leafId);
+    const problem = entryProblem(entry, this.#lookup);
+    if (problem !== undefined) throw invalidArgument(`cannot append ${input.type} entry: ${problem}`);
+    this.storage.append(entry);
+    this.#admit(entry);
+    return entry;
+  }
+
+  #build(input: EntryInput, parentId: string | null, taken?: (id: string) => boolean): SessionEntry {
     // An input that smuggles in an id or parentId (say, an entry copied from elsewhere) loses them.
     const {
       type,
@@ -234,18 +269,13 @@ export class Session {
       id?: unknown;
       parentId?: unknown;
     };
-    const entry = {
+    return {
       type,
-      id: this.#newId(),
-      parentId: this.#leafId,
+      id: this.#newId(taken),
+      parentId,
       timestamp: timestamp ?? Date.now(),
       ...fields,
     } as SessionEntry;
-    const problem = entryProblem(entry, this.#lookup);
-    if (problem !== undefined) throw invalidArgument(`cannot append ${input.type} entry: ${problem}`);
-    this.storage.append(entry);
-    this.#admit(entry);
-    return entry;
   }
 
   #admitJournal(entry: JournalEntry): void {
@@ -286,11 +316,11 @@ export class Session {
     else siblings.push(entry);
   }
 
-  #newId(): string {
+  #newId(taken?: (id: string) => boolean): string {
     // 8 hex chars: short enough to type, and re-rolled on the rare collision.
     for (;;) {
       const id = shortId();
-      if (!this.#byId.has(id) && !this.#journalById.has(id)) return id;
+      if (!this.#byId.has(id) && !this.#journalById.has(id) && !taken?.(id)) return id;
     }
   }
 

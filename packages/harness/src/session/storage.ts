@@ -34,6 +34,11 @@ export interface SessionStorage {
    */
   append(entry: StoredEntry): void;
   /**
+   * Persists several entries as one unit (a write group): after a crash, a load sees
+   * all of them or none. Same failure contract as `append`.
+   */
+  appendAll(entries: readonly StoredEntry[]): void;
+  /**
    * Durability point: everything appended so far is flushed to stable storage.
    * With `wait: false` the flush may complete in the background (group commit);
    * a failure then surfaces on the next append or sync. Every append is already

@@ -13,6 +13,14 @@
  * branch and leaves everything off that branch behind.
  */
 import { SESSION_FORMAT_VERSION, type StoredEntry } from "./entries.js";
+import {
+  isFiniteNumber,
+  isObject,
+  messageProblem,
+  requireString,
+  show,
+  userContentProblem,
+} from "./message-checks.js";
 
 /** Finds an entry (or journal record) appended before the one being checked. */
 export type EntryLookup = (id: string) => StoredEntry | undefined;
@@ -23,41 +31,6 @@ const isNode = (entry: StoredEntry | undefined) =>
 type Fields = Record<string, unknown>;
 
 const THINKING_LEVELS = new Set(["off", "minimal", "low", "medium", "high", "xhigh"]);
-
-const isObject = (value: unknown): value is Fields =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const isFiniteNumber = (value: unknown): value is number =>
-  typeof value === "number" && Number.isFinite(value);
-const isContent = (value: unknown) => typeof value === "string" || Array.isArray(value);
-const show = (value: unknown) => (value === undefined ? "nothing" : JSON.stringify(value));
-
-function requireString(entry: Fields, field: string): string | undefined {
-  return typeof entry[field] === "string"
-    ? undefined
-    : `expected a string "${field}", got ${show(entry[field])}`;
-}
-
-function messageProblem(message: unknown): string | undefined {
-  if (!isObject(message)) return `expected "message" to be an object, got ${show(message)}`;
-  switch (message.role) {
-    case "user":
-      return isContent(message.content)
-        ? undefined
-        : `expected the user message's "content" to be a string or an array`;
-    case "assistant":
-      return Array.isArray(message.content)
-        ? undefined
-        : `expected the assistant message's "content" to be an array`;
-    case "toolResult":
-      if (typeof message.toolCallId !== "string")
-        return `expected the tool result's "toolCallId" to be a string`;
-      return Array.isArray(message.content)
-        ? undefined
-        : `expected the tool result's "content" to be an array`;
-    default:
-      return `expected "message.role" to be "user", "assistant" or "toolResult", got ${show(message.role)}`;
-  }
-}
 
 const isStringArray = (value: unknown) =>
   Array.isArray(value) && value.every((item) => typeof item === "string");
@@ -92,20 +65,42 @@ const JOURNAL_CHECKS: Record<string, (entry: Fields) => string | undefined> = {
     (typeof entry.isError === "boolean"
       ? undefined
       : `expected a boolean "isError", got ${show(entry.isError)}`),
+  // Queues hold requests for the model: recovery hands them back as user messages.
   queue_push: (entry) =>
-    requireQueue(entry) ?? requireString(entry, "queueId") ?? messageProblem(entry.message),
+    requireQueue(entry) ??
+    requireString(entry, "queueId") ??
+    messageProblem(entry.message) ??
+    ((entry.message as Fields).role === "user"
+      ? undefined
+      : `expected the queued message to be a user message, got role ${show((entry.message as Fields).role)}`),
   queue_clear: (entry) =>
     requireQueue(entry) ??
     (isStringArray(entry.queueIds) ? undefined : `expected "queueIds" to be an array of strings`),
   queue_take: (entry) =>
     requireQueue(entry) ??
     (isStringArray(entry.queueIds) ? undefined : `expected "queueIds" to be an array of strings`),
-  pending_write: (entry) =>
-    requireString(entry, "pendingId") ??
-    (isObject(entry.input) && typeof entry.input.type === "string"
-      ? undefined
-      : `expected "input" to be an entry object with a string "type"`),
+  pending_write: (entry) => requireString(entry, "pendingId") ?? pendingInputProblem(entry.input),
 };
+
+/** What a harness queues while busy: config changes and the writes `appendEntry` accepts. */
+const PENDING_TYPES = [
+  "model_change",
+  "thinking_level_change",
+  "active_tools_change",
+  "label",
+  "custom",
+  "custom_message",
+  "session_info",
+] as const;
+
+/** A pending write's input must be an entry recovery can commit as it stands. */
+function pendingInputProblem(input: unknown): string | undefined {
+  if (!isObject(input) || !(PENDING_TYPES as readonly unknown[]).includes(input.type)) {
+    return `expected "input" to be an entry of type ${PENDING_TYPES.join(", ")}, got ${show(isObject(input) ? input.type : input)}`;
+  }
+  const problem = TYPE_CHECKS[input.type as (typeof PENDING_TYPES)[number]](input, () => undefined);
+  return problem === undefined ? undefined : `pending write input: ${problem}`;
+}
 
 /** Type-specific fields; the common ones (`id`, `parentId`, `timestamp`) are checked before. */
 const TYPE_CHECKS: Record<StoredEntry["type"], (entry: Fields, lookup: EntryLookup) => string | undefined> = {
@@ -147,7 +142,7 @@ const TYPE_CHECKS: Record<StoredEntry["type"], (entry: Fields, lookup: EntryLook
   custom: (entry) => requireString(entry, "customType"),
   custom_message: (entry) =>
     requireString(entry, "customType") ??
-    (isContent(entry.content) ? undefined : `expected "content" to be a string or an array`) ??
+    userContentProblem(entry.content, "the custom message's") ??
     (typeof entry.display === "boolean"
       ? undefined
       : `expected a boolean "display", got ${show(entry.display)}`),
@@ -206,6 +201,7 @@ export function entryProblem(value: unknown, lookup: EntryLookup): string | unde
       return `expected "parentId" to name an earlier tree entry, but "${parentId}" is not one`;
     }
   }
+  if (Object.hasOwn(value, "writeGroup")) return `"writeGroup" is reserved for the JSONL format`;
   if (value.pendingId !== undefined && typeof value.pendingId !== "string") {
     return `expected "pendingId" to be a string, got ${show(value.pendingId)}`;
   }

@@ -4,10 +4,12 @@
  * Session files: valid files (a scripted run with tool calls, queues, pending writes
  * and journal records; a branched tree with labels, summaries, a compaction and leaf
  * moves) are mutated - truncation, bit flips, bad JSON lines, wrong types, cycles,
- * missing parents, duplicated, swapped and deleted lines, header damage, garbage - and
- * every case is opened with a harness. Open must either succeed (repairing a torn tail
- * with a warning, and then the file is whole again) or fail with a `session` error; it
- * never throws anything else. Some opened cases also run a prompt.
+ * missing parents, duplicated, swapped and deleted lines, header damage, garbage, and
+ * damage below the line to content blocks, usage figures, message fields and journal
+ * payloads - and every case is opened with a harness. Open must either succeed (repairing a torn tail
+ * with a warning, and then the file is whole again) or fail with a `session` error
+ * naming the file and line; it never throws anything else. Every case that opens then
+ * runs a prompt on the faux provider, which must complete.
  *
  * REIN_FUZZ_CASES (default 6000) and REIN_FUZZ_SEED (default random, printed) steer it.
  */
@@ -58,10 +60,14 @@ async function corpus(): Promise<Buffer[]> {
   const t = Session.create(JsonlStorage.create(tree, createSessionHeader()));
   const a = t.appendMessage(user("root question"));
   const b = t.appendMessage({ ...user("second"), content: [{ type: "text", text: "second" }] });
+  t.appendMessage(fauxAssistantMessage("an answer with usage figures"));
   t.append({ type: "model_change", provider: "faux", modelId: "m" });
   t.setLabel(a.id, "start");
-  t.moveLeaf(a.id);
-  t.append({ type: "branch_summary", fromId: b.id, summary: "tried something" });
+  // A leaf move with its branch summary, as tree navigation writes it: one write group.
+  t.appendAll([
+    { type: "leaf", targetId: a.id },
+    { type: "branch_summary", fromId: b.id, summary: "tried something" },
+  ]);
   t.append({ type: "custom_message", customType: "note", content: "visible", display: true });
   t.append({ type: "compaction", summary: "sum", firstKeptEntryId: a.id, tokensBefore: 100 });
   t.append({ type: "session_info", name: "fuzz" });
@@ -214,16 +220,116 @@ const MUTATIONS = {
   },
 } satisfies Record<string, (b: Buffer, rng: Rng) => Buffer>;
 
-type MutationName = keyof typeof MUTATIONS;
+/** Lines (index, parsed) of `parts` that satisfy `match`; the header is never one. */
+function linesWhere(parts: string[], match: (value: Record<string, unknown>) => boolean) {
+  const found: { at: number; value: Record<string, unknown> }[] = [];
+  for (let at = 1; at < parts.length; at++) {
+    const value = JSON.parse(parts[at] as string) as Record<string, unknown>;
+    if (match(value)) found.push({ at, value });
+  }
+  return found;
+}
+/** The message a line carries: a message entry's, or a queue push's. */
+const carried = (value: Record<string, unknown>) => value.message as Record<string, unknown> | undefined;
+const BLOCK_DAMAGE: ((block: Record<string, unknown>, rng: Rng) => unknown)[] = [
+  () => null,
+  (_b, rng) => wrongValue(rng),
+  (block) => ({ ...block, type: undefined }),
+  (block, rng) => ({ ...block, type: pick(rng, ["text", "image", "thinking", "toolCall", "audio", ""]) }),
+  (block, rng) => corruptField(structuredClone(block), rng),
+  (block, rng) => {
+    const copy = { ...block };
+    delete copy[pick(rng, Object.keys(copy))];
+    return copy;
+  },
+];
+
+/** Mutations aimed below the line: content blocks, usage figures and journal payloads. */
+const DEEP_MUTATIONS = {
+  contentBlock: (b: Buffer, rng: Rng) => {
+    const parts = lines(b);
+    const found = linesWhere(parts, (v) => Array.isArray(carried(v)?.content) || Array.isArray(v.content));
+    if (found.length === 0) return b;
+    const { at, value } = pick(rng, found);
+    const owner = (carried(value) ?? value) as { content: unknown[] };
+    const blocks = owner.content;
+    const index = Math.floor(rng() * (blocks.length + 1));
+    const block = (blocks[Math.min(index, blocks.length - 1)] ?? { type: "text", text: "x" }) as Record<
+      string,
+      unknown
+    >;
+    const damaged = pick(rng, BLOCK_DAMAGE)(block, rng);
+    if (index === blocks.length) blocks.push(damaged);
+    else blocks[index] = damaged;
+    parts[at] = JSON.stringify(value);
+    return join(parts);
+  },
+  usage: (b: Buffer, rng: Rng) => {
+    const parts = lines(b);
+    const found = linesWhere(parts, (v) => carried(v)?.role === "assistant");
+    if (found.length === 0) return b;
+    const { at, value } = pick(rng, found);
+    const message = carried(value) as { usage: Record<string, unknown> };
+    const usage = message.usage;
+    const field = pick(rng, ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "usage"]);
+    const bad = pick(rng, ["x", "12", -5, null, true, {}, [], undefined, 1e308]);
+    if (field === "usage") message.usage = bad as never;
+    else if (field === "cost" && rng() < 0.5) (usage.cost as Record<string, unknown>).total = bad;
+    else usage[field] = bad;
+    parts[at] = JSON.stringify(value);
+    return join(parts);
+  },
+  messageFields: (b: Buffer, rng: Rng) => {
+    const parts = lines(b);
+    const found = linesWhere(parts, (v) => carried(v) !== undefined);
+    if (found.length === 0) return b;
+    const { at, value } = pick(rng, found);
+    const message = carried(value) as Record<string, unknown>;
+    const field = pick(rng, [
+      "role",
+      "toolName",
+      "toolCallId",
+      "isError",
+      "stopReason",
+      "api",
+      "model",
+      "timestamp",
+    ]);
+    if (rng() < 0.4) delete message[field];
+    else message[field] = wrongValue(rng);
+    parts[at] = JSON.stringify(value);
+    return join(parts);
+  },
+  journalPayload: (b: Buffer, rng: Rng) => {
+    const parts = lines(b);
+    const found = linesWhere(parts, (v) => v.event === "queue_push" || v.event === "pending_write");
+    if (found.length === 0) return b;
+    const { at, value } = pick(rng, found);
+    if (value.event === "queue_push") {
+      const others = linesWhere(parts, (v) => v.type === "message").map((line) => carried(line.value));
+      value.message = rng() < 0.5 && others.length > 0 ? pick(rng, others) : corruptField(value.message, rng);
+    } else {
+      value.input =
+        rng() < 0.3
+          ? { type: pick(rng, ["message", "leaf", "compaction", "nope"]) }
+          : corruptField(value.input, rng);
+    }
+    parts[at] = JSON.stringify(value);
+    return join(parts);
+  },
+} satisfies Record<string, (b: Buffer, rng: Rng) => Buffer>;
+
+const ALL_MUTATIONS = { ...MUTATIONS, ...DEEP_MUTATIONS };
+type MutationName = keyof typeof ALL_MUTATIONS;
 type Outcome = "opened" | "repaired" | "rejected";
 
 describe("bad input", () => {
-  it(`${cases} mutated session files either open (torn tails repaired with a warning) or fail with a session error`, async () => {
+  it(`${cases} mutated session files either open (torn tails repaired with a warning) and can be prompted, or fail with a session error naming file and line`, async () => {
     const files = await corpus();
     const rng = random(seed);
-    const names = Object.keys(MUTATIONS) as MutationName[];
+    const names = Object.keys(ALL_MUTATIONS) as MutationName[];
     const counts: Record<Outcome, number> = { opened: 0, repaired: 0, rejected: 0 };
-    const byMutation: Record<string, number> = {};
+    const byMutation: Record<string, { opened: number; rejected: number }> = {};
     const failures: string[] = [];
     let prompts = 0;
     const file = path.join(work, "case.jsonl");
@@ -235,12 +341,17 @@ describe("bad input", () => {
         const name = pick(rng, names);
         applied.push(name);
         try {
-          bytes = MUTATIONS[name](bytes, rng);
+          bytes = ALL_MUTATIONS[name](bytes, rng);
         } catch {
           // A mutation that needs valid JSON met an earlier mutation's damage: keep the bytes.
         }
       }
-      for (const name of applied) byMutation[name] = (byMutation[name] ?? 0) + 1;
+      const tally = (outcome: "opened" | "rejected") => {
+        for (const name of applied) {
+          byMutation[name] ??= { opened: 0, rejected: 0 };
+          (byMutation[name] as { opened: number; rejected: number })[outcome]++;
+        }
+      };
       fs.writeFileSync(file, bytes);
       const describeCase = `case ${i} (REIN_FUZZ_SEED=${seed}, mutations ${applied.join("+")})`;
       try {
@@ -253,11 +364,17 @@ describe("bad input", () => {
           session.children(null);
           const repaired = session.warnings.some((w) => w.includes("torn"));
           counts[repaired ? "repaired" : "opened"]++;
-          if (i % 20 === 0) {
-            prompts++;
+          tally("opened");
+          // Every file that opens can be prompted: nothing accepted at open breaks a run.
+          prompts++;
+          try {
             const outcome = await harness.prompt("after the fuzz");
             if (outcome.status !== "completed")
               failures.push(`${describeCase}: a prompt ended ${outcome.status}: ${outcome.reason}`);
+          } catch (error) {
+            failures.push(
+              `${describeCase}: a prompt threw ${error instanceof Error ? error.message : String(error)}`,
+            );
           }
         } finally {
           session.close();
@@ -268,8 +385,14 @@ describe("bad input", () => {
           failures.push(`${describeCase}: the repair did not stick`);
         again.close();
       } catch (error) {
-        if (error instanceof HarnessError && error.code === "session" && error.message.length > 0) {
+        if (
+          error instanceof HarnessError &&
+          error.code === "session" &&
+          error.file === file &&
+          /^invalid session file .* line \d+: /.test(error.message)
+        ) {
           counts.rejected++;
+          tally("rejected");
         } else {
           failures.push(`${describeCase}: threw ${error instanceof Error ? error.stack : String(error)}`);
         }
@@ -279,7 +402,12 @@ describe("bad input", () => {
     expect(failures).toEqual([]);
     expect(counts.rejected).toBeGreaterThan(0);
     expect(counts.repaired).toBeGreaterThan(0);
-  }, 300_000);
+    expect(prompts).toBe(counts.opened + counts.repaired);
+    // The deep mutations produce both outcomes: damage that is refused, and damage to
+    // optional fields that a prompt then survives.
+    for (const name of Object.keys(DEEP_MUTATIONS))
+      expect(byMutation[name]?.rejected ?? 0).toBeGreaterThan(0);
+  }, 600_000);
 
   it("fuzzed harness options are accepted or refused with an invalid_argument error naming the option", () => {
     const rng = random(seed + 1);

@@ -114,6 +114,8 @@ describe("concurrency: two processes, one session", () => {
       expect(losers[0]?.line).toContain("session in use");
       expect(fs.readFileSync(file).equals(before)).toBe(true);
       for (const { racer } of results) {
+        // The loser may have exited already: its "exit" event will not come again.
+        if (racer.exitCode !== null || racer.signalCode !== null) continue;
         const gone = new Promise((resolve) => racer.once("exit", resolve));
         racer.kill("SIGKILL");
         await gone;
