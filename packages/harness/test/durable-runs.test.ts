@@ -681,7 +681,7 @@ describe("durable runs: a fork tells calls that ran from calls that did not", ()
     });
     const harness = harnessOn(session, scripted, { tools: [echo.tool] });
     harness.hooks.toolGate.tap("deny-c2", (call) =>
-      call.id === "c2" ? { verdict: "deny", reason: "not c2" } : undefined,
+      call.id === "c2" ? { decision: "deny", reason: "not c2" } : undefined,
     );
     scripted.script([callTools(["echo", { text: "a" }, "c1"], ["echo", { text: "b" }, "c2"]), reply("done")]);
     await harness.prompt("go");
