@@ -1,0 +1,80 @@
+/**
+ * Where cut outputs are kept whole: one private directory per tool (0700, made on
+ * first use, outside the tool root), files 0600, each capped at `maxBytes`, masked
+ * when a mask is configured, and all removed on `dispose()` (plugin dispose, or the
+ * process exiting).
+ */
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A secret pattern, in the shape `@rein/plugin-redact` takes its `patterns`. */
+export interface MaskPattern {
+  name: string;
+  pattern: string;
+  flags?: string;
+}
+
+export interface OutputFileOptions {
+  /** Most bytes kept in one full-output file; the rest is dropped with a note. Default 16 MiB. */
+  maxBytes?: number;
+  /** Masks the kept file: a function, or patterns whose matches become `[REDACTED:<name>]`. */
+  mask?: ((text: string) => string) | MaskPattern[];
+}
+
+export const DEFAULT_OUTPUT_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
+export function maskFunction(mask: OutputFileOptions["mask"]): ((text: string) => string) | undefined {
+  if (mask === undefined) return undefined;
+  if (typeof mask === "function") return mask;
+  const compiled = mask.map((entry) => {
+    const flags = new Set([...(entry.flags ?? ""), "g"]);
+    return { name: entry.name, regex: new RegExp(entry.pattern, [...flags].join("")) };
+  });
+  return (text) => compiled.reduce((out, { name, regex }) => out.replace(regex, `[REDACTED:${name}]`), text);
+}
+
+export class OutputFiles {
+  readonly maxBytes: number;
+  private readonly mask: ((text: string) => string) | undefined;
+  private dir: string | undefined;
+  private readonly onExit = () => this.dispose();
+
+  constructor(
+    options: OutputFileOptions = {},
+    private readonly parent = tmpdir(),
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_OUTPUT_FILE_MAX_BYTES;
+    this.mask = maskFunction(options.mask);
+  }
+
+  /** The private directory (made 0700 on first use). */
+  directory(): string {
+    if (this.dir === undefined) {
+      this.dir = mkdtempSync(join(this.parent, "rein-bash-"));
+      chmodSync(this.dir, 0o700);
+      process.once("exit", this.onExit);
+    }
+    return this.dir;
+  }
+
+  /** A fresh file path in the private directory. */
+  newPath(): string {
+    return join(this.directory(), `output-${Date.now()}-${randomBytes(4).toString("hex")}.log`);
+  }
+
+  /** Applies the mask to a finished file (a secret cut across two writes is still found). */
+  finish(path: string): void {
+    if (this.mask === undefined) return;
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, this.mask(text), { mode: 0o600 });
+  }
+
+  /** Removes the directory and every kept file. */
+  dispose(): void {
+    process.removeListener("exit", this.onExit);
+    if (this.dir !== undefined) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
+}
