@@ -246,7 +246,8 @@ async function runBash(
     policy = resolveSandboxPolicy(boundary.options, { root, cwd, privateTmp: boundary.scratch.directory() });
     try {
       if (policy === undefined) throw new SandboxUnavailable("no sandbox policy");
-      release = await acquireSandbox(policy, boundary.options);
+      const { bwrapPath, socatPath } = boundary.options;
+      release = await acquireSandbox(policy, { bwrapPath, socatPath });
       // TMPDIR: the tool's private dir, not the runtime's shared /tmp/claude. Same line, so
       // the command's own line numbers do not move.
       const inner = `export TMPDIR=${shellQuote(boundary.scratch.directory())}; ${args.command}`;

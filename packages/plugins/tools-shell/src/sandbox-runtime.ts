@@ -73,7 +73,8 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
     throw unavailable(`platform ${process.platform} is not supported (Linux with bubblewrap, or macOS)`);
   }
   for (const [name, path] of Object.entries(binaries)) {
-    if (path !== undefined && !path.startsWith("/")) throw unavailable(`${name} must be an absolute path`);
+    if (typeof path === "string" && !path.startsWith("/"))
+      throw unavailable(`${name} must be an absolute path`);
   }
   // checkDependencies looks on PATH; an explicit binary is checked itself instead.
   const problems = SandboxManager.checkDependencies().errors.filter(
@@ -82,7 +83,7 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
       !(binaries.socatPath !== undefined && /socat/i.test(error)),
   );
   for (const [name, path] of Object.entries(binaries)) {
-    if (path === undefined) continue;
+    if (typeof path !== "string") continue;
     try {
       accessSync(path, constants.X_OK);
     } catch {

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolResult } from "@rein/sdk";
@@ -80,3 +81,34 @@ export async function until(check: () => boolean, what: string, limitMs = 10_000
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Host pids whose command line contains `marker` (sandboxed processes have other pids inside). */
+export function pidsWithMarker(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(marker))
+        pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+/** A loopback HTTP server answering `body`; closed after the test. */
+export async function loopbackServer(body: string): Promise<number> {
+  const server = createServer((_request, response) => response.end(body));
+  await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
+  servers.push(server);
+  return (server.address() as AddressInfo).port;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((closed) => server.close(closed));
+  }
+});
