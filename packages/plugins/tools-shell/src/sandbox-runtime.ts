@@ -11,6 +11,11 @@
  * - the network policy changes only while no sandboxed command runs; a command whose
  *   network policy differs from one running concurrently is refused, not run under
  *   the other's allowlist.
+ * - no network (an empty allowlist, the default) is bubblewrap's `--unshare-net` with
+ *   no proxy at all. The runtime would start its HTTP/SOCKS proxy and two socat relays
+ *   inside every sandbox even to allow nothing, which costs ~60 ms a call; so for this
+ *   case the runtime runs without a network config and `--unshare-net` is added to its
+ *   bwrap command here. A bwrap command without the expected shape is refused.
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
@@ -49,8 +54,15 @@ function unavailable(reason: string): SandboxUnavailable {
   return new SandboxUnavailable(`the sandbox cannot start: ${reason}. ${SANDBOX_ADVICE}`);
 }
 
+/** No host is allowed: the sandbox gets no network namespace access at all, and no proxy. */
+const offline = (policy: ResolvedSandboxPolicy) => policy.allowedDomains.length === 0;
+
 const networkKey = (policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries) =>
-  JSON.stringify([policy.allowedDomains, policy.deniedDomains, binaries.bwrapPath, binaries.socatPath]);
+  JSON.stringify([
+    offline(policy) ? "offline" : [policy.allowedDomains, policy.deniedDomains],
+    binaries.bwrapPath,
+    binaries.socatPath,
+  ]);
 
 /** Runs `command` (already wrapped) with bash and returns its exit code and output. */
 function runProbe(wrapped: string, cwd: string): Promise<{ code: number | null; output: string }> {
@@ -93,7 +105,10 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
   if (problems.length > 0) throw unavailable(problems.join(", "));
   try {
     await SandboxManager.initialize({
-      network: { allowedDomains: policy.allowedDomains, deniedDomains: policy.deniedDomains },
+      network: offline(policy)
+        ? // No allowedDomains: the runtime starts no proxy (withoutNetwork isolates instead).
+          ({ deniedDomains: [] } as unknown as { allowedDomains: string[]; deniedDomains: string[] })
+        : { allowedDomains: policy.allowedDomains, deniedDomains: policy.deniedDomains },
       filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
       ...(binaries.bwrapPath !== undefined ? { bwrapPath: binaries.bwrapPath } : {}),
       ...(binaries.socatPath !== undefined ? { socatPath: binaries.socatPath } : {}),
@@ -103,9 +118,12 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
     throw unavailable((error as Error).message);
   }
   // One real sandboxed command: user namespaces can be refused only at run time.
-  const probe = await SandboxManager.wrapWithSandbox("true", "bash", {
-    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-  }).then(
+  const probe = await wrapCommand(
+    "true",
+    { ...policy, denyRead: [], allowWrite: [], denyWrite: [] },
+    "probe",
+    "bash",
+  ).then(
     (wrapped) => runProbe(wrapped, "/"),
     (error: Error) => ({ code: null, output: error.message }),
   );
@@ -156,13 +174,13 @@ export function acquireSandbox(
 }
 
 /** Wraps one command for the runtime: a shell string to run with `/bin/bash -c`. */
-export function wrapCommand(
+export async function wrapCommand(
   command: string,
   policy: ResolvedSandboxPolicy,
   commandId: string,
   shell: string,
 ): Promise<string> {
-  return SandboxManager.wrapWithSandbox(
+  const wrapped = await SandboxManager.wrapWithSandbox(
     command,
     shell,
     {
@@ -171,6 +189,21 @@ export function wrapCommand(
     undefined,
     { commandId },
   );
+  return offline(policy) ? withoutNetwork(wrapped) : wrapped;
+}
+
+const BWRAP_HEAD = " --new-session --die-with-parent ";
+
+/** Adds `--unshare-net` to the runtime's bwrap command (see the module comment). */
+export function withoutNetwork(wrapped: string): string {
+  const at = wrapped.indexOf(BWRAP_HEAD);
+  const program = wrapped.slice(0, Math.max(0, at));
+  if (at <= 0 || !/^'?[^\s']*bwrap'?$/.test(program) || wrapped.includes(" --unshare-net ")) {
+    throw new SandboxUnavailable(
+      `the sandbox runtime's bwrap command has an unexpected shape, so network isolation cannot be added: ${wrapped.slice(0, 120)}`,
+    );
+  }
+  return `${program}${BWRAP_HEAD}--unshare-net ${wrapped.slice(at + BWRAP_HEAD.length)}`;
 }
 
 /** Stops the proxies when nothing runs (tests; plugin dispose of the last user). */

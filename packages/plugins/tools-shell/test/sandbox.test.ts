@@ -1,9 +1,17 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { definePlugin } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import shellTools, { createBashTool, openBashTool, releaseRuntimeIfIdle } from "../src/index.js";
+import shellTools, {
+  createBashTool,
+  openBashTool,
+  releaseRuntimeIfIdle,
+  resolveSandboxPolicy,
+  SandboxUnavailable,
+} from "../src/index.js";
+import { withoutNetwork } from "../src/sandbox-runtime.js";
 import { isGone, pidsWithMarker, run, start, tempDir, textOf, until } from "./helpers.js";
 
 afterAll(() => releaseRuntimeIfIdle());
@@ -233,5 +241,43 @@ describe("sandbox: temp files", () => {
     await t.dispose();
     t = undefined;
     expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe("sandbox: policy", () => {
+  it("defaults: write the root and the private temp dir, deny reading credential stores, no network", () => {
+    const root = tempDir();
+    const policy = resolveSandboxPolicy({}, { root, cwd: root, privateTmp: "/tmp/private" });
+    expect(policy).toMatchObject({ mode: "workspace-write", allowedDomains: [], deniedDomains: [] });
+    expect(policy?.allowWrite).toEqual(["/tmp/private", root]);
+    for (const store of [".ssh", ".aws", ".gnupg", ".config/rein", ".netrc", ".docker/config.json"]) {
+      expect(policy?.denyRead).toContain(join(homedir(), store));
+    }
+    expect(policy?.denyWrite).toContain(join(root, ".rein"));
+  });
+
+  it("read-only writes only the private temp dir; off has no policy; relative paths are from the root", () => {
+    const root = tempDir();
+    const where = { root, cwd: root, privateTmp: "/tmp/private" };
+    expect(resolveSandboxPolicy({ mode: "read-only" }, where)?.allowWrite).toEqual(["/tmp/private"]);
+    expect(resolveSandboxPolicy({ mode: "off" }, where)).toBeUndefined();
+    const custom = resolveSandboxPolicy(
+      { filesystem: { allowWrite: ["../cache"], denyRead: ["secrets"] } },
+      where,
+    );
+    expect(custom?.allowWrite).toContain(join(dirname(root), "cache"));
+    expect(custom?.denyRead).toEqual([join(root, "secrets")]);
+  });
+
+  it("refuses a runtime bwrap command it cannot add network isolation to", () => {
+    expect(withoutNetwork("bwrap --new-session --die-with-parent --ro-bind / / -- true")).toBe(
+      "bwrap --new-session --die-with-parent --unshare-net --ro-bind / / -- true",
+    );
+    for (const odd of [
+      "bwrap --ro-bind / / -- true",
+      "env X=1 bwrap --new-session --die-with-parent -- true",
+    ]) {
+      expect(() => withoutNetwork(odd)).toThrow(SandboxUnavailable);
+    }
   });
 });
