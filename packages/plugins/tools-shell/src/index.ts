@@ -2,7 +2,7 @@
  * @rein/tools-shell: a `bash` tool for Rein agents. The default export is the
  * plugin; `createBashTool` returns the tool itself for hosts that list tools.
  */
-import { definePlugin, Type } from "@rein/sdk";
+import { definePlugin, SdkError, Type } from "@rein/sdk";
 import { openBashTool } from "./bash.js";
 import { gateUnsandboxedRuns } from "./escape.js";
 import { releaseRuntimeIfIdle } from "./sandbox-runtime.js";
@@ -120,6 +120,18 @@ export default definePlugin({
   description: "A bash tool in an OS sandbox, with timeout, live output, abort and truncated output.",
   options: shellToolsOptionsSchema,
   setup(rein, options) {
+    (options.outputFile?.mask ?? []).forEach((entry, index) => {
+      try {
+        new RegExp(entry.pattern, entry.flags);
+      } catch (error) {
+        const path = `/outputFile/mask/${index}/pattern`;
+        throw new SdkError(
+          "invalid_options",
+          `plugin "${rein.plugin.name}": option ${path}: ${JSON.stringify(entry.pattern)} is not a valid regular expression (${(error as Error).message})`,
+          { plugin: rein.plugin.name, path },
+        );
+      }
+    });
     const handle = openBashTool({ ...options, unsandboxedEscape: "ask" });
     rein.registerTool(handle.tool);
     gateUnsandboxedRuns(rein, handle.tool.name);
