@@ -243,7 +243,12 @@ async function runBash(
   let release: (() => Promise<void>) | undefined;
   if (!unsandboxed) {
     const root = resolve(ctx.cwd, settings.root ?? ".");
-    policy = resolveSandboxPolicy(boundary.options, { root, cwd, privateTmp: boundary.scratch.directory() });
+    policy = resolveSandboxPolicy(boundary.options, {
+      root,
+      cwd,
+      privateTmp: boundary.scratch.directory(),
+      outputs: outputs.directory(),
+    });
     try {
       if (policy === undefined) throw new SandboxUnavailable("no sandbox policy");
       const { bwrapPath, socatPath } = boundary.options;

@@ -11,7 +11,7 @@
  * - the defaults deny reading the usual credential stores and give no network.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
 export type SandboxMode = "off" | "workspace-write" | "read-only";
@@ -66,6 +66,8 @@ export interface ResolvedSandboxPolicy {
   allowWrite: string[];
   denyWrite: string[];
   denyRead: string[];
+  /** Re-opened inside `denyRead`: this tool's own output files. */
+  allowRead: string[];
   allowedDomains: string[];
   deniedDomains: string[];
 }
@@ -103,7 +105,7 @@ function gitStateIn(dir: string): string[] {
 
 export function resolveSandboxPolicy(
   options: SandboxOptions,
-  where: { root: string; cwd: string; privateTmp: string },
+  where: { root: string; cwd: string; privateTmp: string; outputs?: string },
 ): ResolvedSandboxPolicy | undefined {
   const mode = options.mode ?? DEFAULT_SANDBOX_MODE;
   if (mode === "off") return undefined;
@@ -121,7 +123,11 @@ export function resolveSandboxPolicy(
     mode,
     allowWrite: [...new Set(allowWrite)],
     denyWrite: [...new Set(denyWrite)],
-    denyRead: [...new Set((fs.denyRead ?? DEFAULT_DENY_READ).map(fromRoot))],
+    // Other tools' and sessions' kept outputs and temp dirs (rein-bash-*) are not this command's to read.
+    denyRead: [
+      ...new Set([...(fs.denyRead ?? DEFAULT_DENY_READ).map(fromRoot), join(tmpdir(), "rein-bash-*")]),
+    ],
+    allowRead: where.outputs === undefined ? [] : [where.outputs],
     allowedDomains: [...(options.network?.allowedDomains ?? [])],
     deniedDomains: [...(options.network?.deniedDomains ?? [])],
   };

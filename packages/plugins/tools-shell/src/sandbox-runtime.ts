@@ -120,7 +120,7 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
   // One real sandboxed command: user namespaces can be refused only at run time.
   const probe = await wrapCommand(
     "true",
-    { ...policy, denyRead: [], allowWrite: [], denyWrite: [] },
+    { ...policy, denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] },
     "probe",
     "bash",
   ).then(
@@ -184,7 +184,12 @@ export async function wrapCommand(
     command,
     shell,
     {
-      filesystem: { denyRead: policy.denyRead, allowWrite: policy.allowWrite, denyWrite: policy.denyWrite },
+      filesystem: {
+        denyRead: policy.denyRead,
+        allowRead: policy.allowRead,
+        allowWrite: policy.allowWrite,
+        denyWrite: policy.denyWrite,
+      },
     },
     undefined,
     { commandId },

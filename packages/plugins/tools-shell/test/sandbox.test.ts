@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { definePlugin } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
@@ -225,6 +225,35 @@ describe("sandbox: temp files", () => {
     expect(existsSync(dirname(path))).toBe(false);
   });
 
+  it("a sandboxed command reads its own kept output, never another tool's", async () => {
+    const mine = openBashTool();
+    const other = openBashTool({ sandbox: { mode: "off" } });
+    const cwd = tempDir();
+    const call = (tool: typeof mine.tool, command: string) =>
+      tool.execute(
+        { command },
+        {
+          signal: new AbortController().signal,
+          update: () => undefined,
+          cwd,
+          sessionId: "s",
+          toolCallId: "c",
+          facts: {},
+        },
+      );
+    try {
+      const own = (await call(mine.tool, "seq 1 5000")).details?.fullOutputPath as string;
+      const foreign = (await call(other.tool, "echo other-session-secret; seq 1 5000")).details
+        ?.fullOutputPath as string;
+      expect(textOf(await call(mine.tool, `tail -n 1 ${own}`))).toBe("5000\n\n[exit code 0]");
+      expect(textOf(await call(mine.tool, `head -n 1 ${foreign}`))).not.toContain("other-session-secret");
+      expect(textOf(await call(mine.tool, `ls ${dirname(foreign)}`))).toBe("(no output)\n\n[exit code 0]");
+    } finally {
+      mine.dispose();
+      other.dispose();
+    }
+  });
+
   it("the plugin removes its kept files when it is disposed", async () => {
     const cwd = tempDir();
     t = await createTestHarness({
@@ -266,7 +295,7 @@ describe("sandbox: policy", () => {
       where,
     );
     expect(custom?.allowWrite).toContain(join(dirname(root), "cache"));
-    expect(custom?.denyRead).toEqual([join(root, "secrets")]);
+    expect(custom?.denyRead).toEqual([join(root, "secrets"), join(tmpdir(), "rein-bash-*")]);
   });
 
   it("refuses a runtime bwrap command it cannot add network isolation to", () => {
