@@ -171,7 +171,7 @@ export function sandboxRows(sandbox) {
   const out = row(
     group,
     "workspace-write, no network vs sandbox off",
-    `${ms(sandbox.sandboxed)} vs ${ms(sandbox.bare)} per call`,
+    `${ms(sandbox.sandboxed)} vs ${ms(sandbox.bare)} per call (bwrap alone, no tool: ${ms(sandbox.bwrap)})`,
     {
       value: added,
       text: `+${ms(added)} per call`,

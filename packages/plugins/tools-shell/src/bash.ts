@@ -247,7 +247,7 @@ async function runBash(
       root,
       cwd,
       privateTmp: boundary.scratch.directory(),
-      outputs: outputs.directory(),
+      outputs: outputs.path,
     });
     try {
       if (policy === undefined) throw new SandboxUnavailable("no sandbox policy");

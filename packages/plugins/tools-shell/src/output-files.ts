@@ -5,7 +5,7 @@
  * process exiting).
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -38,25 +38,26 @@ export function maskFunction(mask: OutputFileOptions["mask"]): ((text: string) =
 export class OutputFiles {
   readonly maxBytes: number;
   private readonly mask: ((text: string) => string) | undefined;
-  private dir: string | undefined;
+  /** Where the directory is (or will be): named now, made on first use. */
+  readonly path: string;
+  private made = false;
   private readonly onExit = () => this.dispose();
 
-  constructor(
-    options: OutputFileOptions = {},
-    private readonly parent = tmpdir(),
-  ) {
+  constructor(options: OutputFileOptions = {}, parent = tmpdir()) {
     this.maxBytes = options.maxBytes ?? DEFAULT_OUTPUT_FILE_MAX_BYTES;
     this.mask = maskFunction(options.mask);
+    this.path = join(parent, `rein-bash-${randomBytes(6).toString("hex")}`);
   }
 
-  /** The private directory (made 0700 on first use). */
+  /** The private directory, made 0700 on first use (mkdir fails if the name was taken). */
   directory(): string {
-    if (this.dir === undefined) {
-      this.dir = mkdtempSync(join(this.parent, "rein-bash-"));
-      chmodSync(this.dir, 0o700);
+    if (!this.made) {
+      mkdirSync(this.path, { mode: 0o700 });
+      chmodSync(this.path, 0o700);
+      this.made = true;
       process.once("exit", this.onExit);
     }
-    return this.dir;
+    return this.path;
   }
 
   /** A fresh file path in the private directory. */
@@ -74,7 +75,7 @@ export class OutputFiles {
   /** Removes the directory and every kept file. */
   dispose(): void {
     process.removeListener("exit", this.onExit);
-    if (this.dir !== undefined) rmSync(this.dir, { recursive: true, force: true });
-    this.dir = undefined;
+    if (this.made) rmSync(this.path, { recursive: true, force: true });
+    this.made = false;
   }
 }

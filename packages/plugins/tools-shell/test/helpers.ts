@@ -4,11 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolResult } from "@rein/sdk";
 import { afterEach } from "vitest";
-import { type BashDetails, type BashToolOptions, createBashTool } from "../src/index.js";
+import { type BashDetails, type BashToolOptions, openBashTool } from "../src/index.js";
 
 const made: string[] = [];
+const handles: { dispose(): void }[] = [];
 afterEach(() => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const handle of handles.splice(0)) handle.dispose();
 });
 
 /** Removes a file or directory after the test (e.g. a kept full-output file). */
@@ -38,8 +40,11 @@ export function start(
   const controller = extra.controller ?? new AbortController();
   const updates: ToolResult[] = [];
   const args = extra.timeout === undefined ? { command } : { command, timeout: extra.timeout };
+  const handle = openBashTool(options);
+  // Kept files outlive the call (tests read them); the tool's dirs go after the test.
+  handles.push(handle);
   const result = Promise.resolve(
-    createBashTool(options).execute(args, {
+    handle.tool.execute(args, {
       signal: controller.signal,
       update: (partial) => updates.push(partial),
       cwd,
