@@ -3,9 +3,13 @@
  * first use, outside the tool root), files 0600, each capped at `maxBytes`, masked
  * when a mask is configured, and all removed on `dispose()` (plugin dispose, or the
  * process exiting).
+ *
+ * Every such directory sits in one parent per user, `<tmp>/rein-bash-<uid>` (0700, ours,
+ * not a symlink - checked before use), so a sandbox can deny the parent in one rule and
+ * re-open only its own tool's directories.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -25,6 +29,27 @@ export interface OutputFileOptions {
 
 export const DEFAULT_OUTPUT_FILE_MAX_BYTES = 16 * 1024 * 1024;
 
+/** The per-user parent of every tool's private directories. */
+export function privateParent(base = tmpdir()): string {
+  return join(base, `rein-bash-${process.getuid?.() ?? "user"}`);
+}
+
+/** Makes the parent (0700) or checks that the one there is ours, private and not a symlink. */
+function ensurePrivateParent(path: string): void {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+    chmodSync(path, 0o700);
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const stat = lstatSync(path);
+  const uid = process.getuid?.();
+  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
+    throw new Error(`${path} is not a private directory of this user (0700, not a symlink); remove it`);
+  }
+}
+
 export function maskFunction(mask: OutputFileOptions["mask"]): ((text: string) => string) | undefined {
   if (mask === undefined) return undefined;
   if (typeof mask === "function") return mask;
@@ -43,15 +68,19 @@ export class OutputFiles {
   private made = false;
   private readonly onExit = () => this.dispose();
 
-  constructor(options: OutputFileOptions = {}, parent = tmpdir()) {
+  constructor(
+    options: OutputFileOptions = {},
+    private readonly parent = privateParent(),
+  ) {
     this.maxBytes = options.maxBytes ?? DEFAULT_OUTPUT_FILE_MAX_BYTES;
     this.mask = maskFunction(options.mask);
-    this.path = join(parent, `rein-bash-${randomBytes(6).toString("hex")}`);
+    this.path = join(parent, randomBytes(8).toString("hex"));
   }
 
   /** The private directory, made 0700 on first use (mkdir fails if the name was taken). */
   directory(): string {
     if (!this.made) {
+      ensurePrivateParent(this.parent);
       mkdirSync(this.path, { mode: 0o700 });
       chmodSync(this.path, 0o700);
       this.made = true;

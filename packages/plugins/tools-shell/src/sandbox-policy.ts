@@ -11,8 +11,9 @@
  * - the defaults deny reading the usual credential stores and give no network.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { privateParent } from "./output-files.js";
 
 export type SandboxMode = "off" | "workspace-write" | "read-only";
 
@@ -123,10 +124,8 @@ export function resolveSandboxPolicy(
     mode,
     allowWrite: [...new Set(allowWrite)],
     denyWrite: [...new Set(denyWrite)],
-    // Other tools' and sessions' kept outputs and temp dirs (rein-bash-*) are not this command's to read.
-    denyRead: [
-      ...new Set([...(fs.denyRead ?? DEFAULT_DENY_READ).map(fromRoot), join(tmpdir(), "rein-bash-*")]),
-    ],
+    // Other tools' and sessions' kept outputs and temp dirs are not this command's to read.
+    denyRead: [...new Set([...(fs.denyRead ?? DEFAULT_DENY_READ).map(fromRoot), privateParent()])],
     allowRead: where.outputs === undefined ? [] : [where.outputs],
     allowedDomains: [...(options.network?.allowedDomains ?? [])],
     deniedDomains: [...(options.network?.deniedDomains ?? [])],

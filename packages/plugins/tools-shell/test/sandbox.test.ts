@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { definePlugin } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -247,7 +247,11 @@ describe("sandbox: temp files", () => {
         ?.fullOutputPath as string;
       expect(textOf(await call(mine.tool, `tail -n 1 ${own}`))).toBe("5000\n\n[exit code 0]");
       expect(textOf(await call(mine.tool, `head -n 1 ${foreign}`))).not.toContain("other-session-secret");
-      expect(textOf(await call(mine.tool, `ls ${dirname(foreign)}`))).toBe("(no output)\n\n[exit code 0]");
+      // The other tool's directory does not even exist inside this sandbox.
+      expect((await call(mine.tool, `ls ${dirname(foreign)}`)).isError).toBe(true);
+      const listing = textOf(await call(mine.tool, `ls -a ${dirname(dirname(foreign))}`));
+      expect(listing).not.toContain(basename(dirname(foreign)));
+      expect(listing).toContain(basename(dirname(own)));
     } finally {
       mine.dispose();
       other.dispose();
@@ -295,7 +299,10 @@ describe("sandbox: policy", () => {
       where,
     );
     expect(custom?.allowWrite).toContain(join(dirname(root), "cache"));
-    expect(custom?.denyRead).toEqual([join(root, "secrets"), join(tmpdir(), "rein-bash-*")]);
+    expect(custom?.denyRead).toEqual([
+      join(root, "secrets"),
+      join(tmpdir(), `rein-bash-${process.getuid?.()}`),
+    ]);
   });
 
   it("refuses a runtime bwrap command it cannot add network isolation to", () => {
