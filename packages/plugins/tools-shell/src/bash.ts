@@ -242,14 +242,14 @@ async function runBash(
   let argv: string[] = [settings.shell, "-c", args.command];
   let release: (() => Promise<void>) | undefined;
   if (!unsandboxed) {
-    const root = resolve(ctx.cwd, settings.root ?? ".");
-    policy = resolveSandboxPolicy(boundary.options, {
-      root,
-      cwd,
-      privateTmp: boundary.scratch.directory(),
-      outputs: outputs.path,
-    });
     try {
+      // The writable root is the directory commands run in (the `root` option).
+      policy = resolveSandboxPolicy(boundary.options, {
+        root: cwd,
+        cwd,
+        privateTmp: boundary.scratch.directory(),
+        outputs: outputs.path,
+      });
       if (policy === undefined) throw new SandboxUnavailable("no sandbox policy");
       const { bwrapPath, socatPath } = boundary.options;
       release = await acquireSandbox(policy, { bwrapPath, socatPath });
