@@ -68,11 +68,15 @@ describe("sandbox attacks: writes outside the allowed paths fail", () => {
     expect(existsSync(join(p.root, ".rein", "sessions"))).toBe(true);
   });
 
-  it("read-only mode writes nothing in the root", async () => {
+  it("read-only mode writes nothing in the root, only its private TMPDIR", async () => {
     const p = place();
     const result = await run("echo x > ok.txt", p.root, { sandbox: { mode: "read-only" } });
     expect(result.isError).toBe(true);
     expect(existsSync(join(p.root, "ok.txt"))).toBe(false);
+    const scratch = await run('echo y > "$TMPDIR/t" && cat "$TMPDIR/t"', p.root, {
+      sandbox: { mode: "read-only" },
+    });
+    expect(textOf(scratch)).toBe("y\n\n[exit code 0]");
   });
 });
 
@@ -133,6 +137,15 @@ describe("sandbox attacks: the network is reached only through the allowlist", (
       // Node 20's fetch ignores HTTP_PROXY, so it reaches nothing at all (not even allowed hosts).
       if (attack.includes("fetch(")) expect(textOf(result), attack).toContain("ERR");
     }
+  });
+
+  it("a denied host stays denied even when it is also allowed", async () => {
+    const port = await loopbackServer("forbidden-body");
+    const p = place();
+    const sandbox = { network: { allowedDomains: [`127.0.0.1:${port}`], deniedDomains: ["127.0.0.1"] } };
+    const result = await run(`curl -fsS --noproxy '' http://127.0.0.1:${port}/`, p.root, { sandbox });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).not.toContain("forbidden-body");
   });
 
   it("with no allowlist (the default) nothing is reachable", async () => {
