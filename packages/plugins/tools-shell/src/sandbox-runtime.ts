@@ -103,6 +103,11 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
     }
   }
   if (problems.length > 0) throw unavailable(problems.join(", "));
+  // The runtime adds SIGINT/SIGTERM listeners for its cleanup, which would stop a host
+  // without its own handler from exiting on SIGTERM; the host's signal handling stays
+  // the host's (the runtime's 'exit' cleanup and the plugin's dispose remain).
+  const signals = ["SIGINT", "SIGTERM"] as const;
+  const before = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
   try {
     await SandboxManager.initialize({
       network: offline(policy)
@@ -116,6 +121,13 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
   } catch (error) {
     await SandboxManager.reset().catch(() => undefined);
     throw unavailable((error as Error).message);
+  } finally {
+    for (const signal of signals) {
+      const kept = before.get(signal) ?? [];
+      for (const listener of process.listeners(signal)) {
+        if (!kept.includes(listener)) process.removeListener(signal, listener);
+      }
+    }
   }
   // One real sandboxed command: user namespaces can be refused only at run time.
   const probe = await wrapCommand(

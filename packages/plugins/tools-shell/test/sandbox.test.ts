@@ -22,6 +22,19 @@ afterEach(async () => {
   t = undefined;
 });
 
+/** Before this file ran any sandboxed command (the runtime registers its cleanup once per process). */
+const SIGNAL_LISTENERS = [process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")];
+
+describe("sandbox: the host keeps its signals", () => {
+  it("adds no SIGINT or SIGTERM listener (a host without one still exits on SIGTERM)", async () => {
+    const result = await run("echo ok", tempDir(), {
+      sandbox: { network: { allowedDomains: ["example.org"] } },
+    });
+    expect(textOf(result)).toBe("ok\n\n[exit code 0]");
+    expect([process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")]).toEqual(SIGNAL_LISTENERS);
+  });
+});
+
 describe("sandbox: every process the command started dies with the call", () => {
   const escaper = (marker: string) =>
     // A grandchild in its own session and process group, ignoring SIGTERM and SIGHUP.
