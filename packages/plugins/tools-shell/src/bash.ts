@@ -23,14 +23,9 @@ import { defineTool, type ToolExecutionContext, type ToolResult, Type } from "@r
 import { ESCAPE_ARGUMENT, type SandboxFacts } from "./escape.js";
 import { OutputCollector, type TruncationLimits } from "./output.js";
 import { type OutputFileOptions, OutputFiles } from "./output-files.js";
-import {
-  DEFAULT_SANDBOX_MODE,
-  type ResolvedSandboxPolicy,
-  resolveSandboxPolicy,
-  type SandboxMode,
-  type SandboxOptions,
-} from "./sandbox-policy.js";
-import { acquireSandbox, SandboxUnavailable, wrapCommand } from "./sandbox-runtime.js";
+import { DEFAULT_SANDBOX_MODE, type SandboxMode, type SandboxOptions } from "./sandbox-policy.js";
+import { SandboxUnavailable } from "./sandbox-runtime.js";
+import { type Boundary, sandboxedCommand } from "./sandboxed-command.js";
 
 export interface BashToolOptions {
   /** Directory commands run in, relative to the working directory. Default: the working directory. */
@@ -191,19 +186,6 @@ function buildBashTool(options: BashToolOptions, outputs: OutputFiles, scratch: 
   });
 }
 
-interface Boundary {
-  mode: SandboxMode;
-  escape: "never" | "ask";
-  options: SandboxOptions;
-  /** Where the sandbox's private temp dir lives. */
-  scratch: OutputFiles;
-}
-
-/** Single-quotes a word for bash. */
-function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
@@ -238,27 +220,18 @@ async function runBash(
       `${ESCAPE_ARGUMENT} is refused: this bash tool has no gate that asks a person (use the @rein/tools-shell plugin); the command was not run`,
     );
   }
-  let policy: ResolvedSandboxPolicy | undefined;
   let argv: string[] = [settings.shell, "-c", args.command];
   let release: (() => Promise<void>) | undefined;
   if (!unsandboxed) {
     try {
-      // The writable root is the directory commands run in (the `root` option).
-      policy = resolveSandboxPolicy(boundary.options, {
-        root: cwd,
+      ({ argv, release } = await sandboxedCommand(args.command, {
         cwd,
-        privateTmp: boundary.scratch.directory(),
-        outputs: outputs.path,
-      });
-      if (policy === undefined) throw new SandboxUnavailable("no sandbox policy");
-      const { bwrapPath, socatPath } = boundary.options;
-      release = await acquireSandbox(policy, { bwrapPath, socatPath });
-      // TMPDIR: the tool's private dir, not the runtime's shared /tmp/claude. Same line, so
-      // the command's own line numbers do not move.
-      const inner = `export TMPDIR=${shellQuote(boundary.scratch.directory())}; ${args.command}`;
-      argv = ["/bin/bash", "-c", await wrapCommand(inner, policy, ctx.toolCallId, settings.shell)];
+        shell: settings.shell,
+        ctx,
+        boundary,
+        outputs,
+      }));
     } catch (error) {
-      await release?.();
       const message =
         error instanceof SandboxUnavailable
           ? error.message
