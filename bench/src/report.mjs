@@ -163,3 +163,21 @@ export function startupRows({ version, plugins }) {
   }
   return rows;
 }
+
+export function sandboxRows(sandbox) {
+  const group = "5. Shell sandbox: one trivial `bash` call, sandboxed vs bare";
+  if (sandbox.skipped) return [row(group, "sandboxed vs bare", `skipped: ${sandbox.skipped}`)];
+  const added = sandbox.sandboxed - sandbox.bare;
+  const out = row(
+    group,
+    "workspace-write, no network vs sandbox off",
+    `${ms(sandbox.sandboxed)} vs ${ms(sandbox.bare)} per call (bwrap alone, no tool: ${ms(sandbox.bwrap)})`,
+    {
+      value: added,
+      text: `+${ms(added)} per call`,
+    },
+  );
+  out.target = "≤ +30 ms";
+  out.met = added <= 30 ? "yes" : "**no**";
+  return [out];
+}

@@ -62,6 +62,9 @@ export function defineTool<TParams extends TSchema, TDetails = unknown>(
   if (definition.idempotent !== undefined && typeof definition.idempotent !== "boolean") {
     throw invalidTool(name, "idempotent must be a boolean");
   }
+  if (definition.inspect !== undefined && typeof definition.inspect !== "function") {
+    throw invalidTool(name, "inspect must be a function");
+  }
   // Copy only known fields: a tool is an immutable value the harness snapshots per turn.
   const tool: AgentTool<TParams, TDetails> = {
     name,
@@ -73,6 +76,7 @@ export function defineTool<TParams extends TSchema, TDetails = unknown>(
   if (definition.risk !== undefined) tool.risk = definition.risk;
   if (definition.executionMode !== undefined) tool.executionMode = definition.executionMode;
   if (definition.idempotent !== undefined) tool.idempotent = definition.idempotent;
+  if (definition.inspect !== undefined) tool.inspect = definition.inspect;
   return Object.freeze(tool);
 }
 

@@ -5,9 +5,11 @@ import { inspectionAgent } from "../agent/build-agent.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { cacheDir } from "../config/module-loader.js";
 import { resolveModel } from "../config/resolve-model.js";
+import type { ResolvedEntry } from "../config/resolve-plugins.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
+import { sandboxDoctorCheck } from "./doctor-sandbox.js";
 
 interface Check {
   name: string;
@@ -28,6 +30,7 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
     { name: "node", ok: Number(process.versions.node.split(".")[0]) >= 20, detail: process.version },
   ];
   let loaded: LoadedConfig | undefined;
+  let plugins: ResolvedEntry[] | undefined;
   try {
     loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
     checks.push({ name: "config", ok: true, detail: loaded.file ?? "none found (defaults apply)" });
@@ -45,6 +48,7 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
     try {
       const agent = await inspectionAgent(globals);
       const names = agent.host.plugins.map((p) => p.name);
+      plugins = agent.plugins;
       checks.push({ name: "plugins", ok: true, detail: names.length ? names.join(", ") : "none" });
       checks.push({
         name: "tools",
@@ -59,6 +63,7 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
     checks.push(writable("sessions", dir));
   }
   checks.push(writable("cache", cacheDir()));
+  checks.push(await sandboxDoctorCheck(plugins));
 
   const term = terminal();
   for (const check of checks) {

@@ -15,7 +15,12 @@ export default defineConfig({
       "I wrote a note. Edit rein.config.ts to use a real model.",
     ],
   },
-  plugins: ["./plugins/no-secrets.ts"],
+  plugins: [
+    "./plugins/no-secrets.ts",
+    // bash in an OS sandbox: writes only here and to a private temp dir, no network,
+    // no ~/.ssh or ~/.aws (needs bubblewrap and socat; \`rein doctor\` checks).
+    ["@rein/tools-shell", { sandbox: { mode: "workspace-write", network: { allowedDomains: [] } } }],
+  ],
   session: { dir: ".rein/sessions" },
 });
 `;
@@ -76,6 +81,8 @@ export async function initCommand(options: { force?: boolean }, globals: GlobalO
     writeFileSync(file, text);
     term.out.write(`created ${relative(globals.cwd, file)}\n`);
   }
-  term.err.write('next: npm install -D @rein/cli @rein/sdk vitest && npx rein run "hello"\n');
+  term.err.write(
+    'next: npm install -D @rein/cli @rein/sdk @rein/tools-shell vitest && npx rein run "hello"\n',
+  );
   return ExitCode.ok;
 }

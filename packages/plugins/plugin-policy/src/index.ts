@@ -10,6 +10,7 @@
  */
 import path from "node:path";
 import { definePlugin, SdkError, type Static, Type } from "@rein/sdk";
+import { WhenSchema } from "./condition.js";
 import { parseSpec } from "./grammar.js";
 import {
   type CallLike,
@@ -22,6 +23,7 @@ import {
   type Where,
 } from "./rules.js";
 
+export { type Boundary, boundaryOf, type When, WhenSchema, whenHolds } from "./condition.js";
 export {
   type CallLike,
   type CompiledRule,
@@ -60,6 +62,8 @@ const RuleSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** The rule counts only when this holds: `{ sandbox: "workspace-write" }` (see condition.ts). */
+    when: Type.Optional(WhenSchema),
   },
   { additionalProperties: false },
 );

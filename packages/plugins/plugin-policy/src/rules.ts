@@ -17,6 +17,7 @@
  */
 import path from "node:path";
 import picomatch from "picomatch";
+import { type When, whenHolds } from "./condition.js";
 import { escapeRegExp, type ParsedSpec, parseSpec, toolNameMatcher } from "./grammar.js";
 import { partCandidates, splitCommand } from "./shell.js";
 
@@ -28,6 +29,7 @@ export interface RuleInput {
   decision: Decision;
   reason?: string;
   examples?: { match?: string[]; notMatch?: string[] };
+  when?: When;
 }
 
 export interface ToolKinds {
@@ -44,6 +46,7 @@ export interface CompiledRule {
   readonly spec: string;
   readonly decision: Decision;
   readonly reason: string;
+  readonly when?: When;
   appliesTo(tool: string): boolean;
   /** Which candidate of the unit matched, or undefined. */
   matchUnit(unit: Unit, kind: ToolKind): string | undefined;
@@ -60,6 +63,8 @@ export interface Unit {
 export interface CallLike {
   readonly name: string;
   readonly args: Record<string, unknown>;
+  /** The tool's `inspect` facts (`when` conditions read them). */
+  readonly facts?: object;
 }
 
 export interface PolicyVerdict {
@@ -89,6 +94,7 @@ export function compileRule(input: RuleInput, index: number): CompiledRule | str
     decision: input.decision,
     reason: input.reason ?? `${input.decision} by rule ${input.rule}`,
     appliesTo,
+    ...(input.when !== undefined ? { when: input.when } : {}),
     matchUnit(unit, kind) {
       const test = matchers[kind];
       return unit.candidates.find((candidate) => test(candidate));
@@ -203,7 +209,7 @@ export function evaluateRules(
   kinds: ToolKinds,
   where: Where,
 ): PolicyVerdict | undefined {
-  const applicable = rules.filter((rule) => rule.appliesTo(call.name));
+  const applicable = rules.filter((rule) => rule.appliesTo(call.name) && whenHolds(rule.when, call.facts));
   if (applicable.length === 0) return undefined;
   const kind = kindOf(call.name, kinds);
   const units = unitsOf(call, kind, where);

@@ -8,13 +8,24 @@
  *   and grandchildren go too, even ones that ignore SIGTERM.
  * - The result waits for the output pipes to close, so nothing printed is lost; it
  *   never waits forever on a background process that keeps them open.
- * - Memory is bounded (see OutputCollector); a cut output is kept whole in a temp file.
+ * - Memory is bounded (see OutputCollector); a cut output is kept whole in a private
+ *   temp file (see OutputFiles).
+ * - With the sandbox on, the command runs under bubblewrap (sandbox-runtime) in its own
+ *   PID namespace: when bwrap dies (abort, timeout), the kernel kills every process of
+ *   the namespace, including ones that left the process group (`setsid`, `nohup`). A
+ *   sandbox that cannot start is an error result; it never falls back to running
+ *   unsandboxed. Only `dangerouslyDisableSandbox` with the escape gate runs outside.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineTool, type ToolExecutionContext, type ToolResult, Type } from "@rein/sdk";
+import { ESCAPE_ARGUMENT, type SandboxFacts } from "./escape.js";
 import { OutputCollector, type TruncationLimits } from "./output.js";
+import { type OutputFileOptions, OutputFiles } from "./output-files.js";
+import { DEFAULT_SANDBOX_MODE, type SandboxMode, type SandboxOptions } from "./sandbox-policy.js";
+import { SandboxUnavailable } from "./sandbox-runtime.js";
+import { type Boundary, sandboxedCommand } from "./sandboxed-command.js";
 
 export interface BashToolOptions {
   /** Directory commands run in, relative to the working directory. Default: the working directory. */
@@ -35,6 +46,16 @@ export interface BashToolOptions {
   updateIntervalMs?: number;
   /** Time between SIGTERM and SIGKILL when stopping a command, in ms. Default 2000. */
   killGraceMs?: number;
+  /** The OS sandbox (bubblewrap via sandbox-runtime). Default `{ mode: "workspace-write" }`. */
+  sandbox?: SandboxOptions;
+  /**
+   * Whether a call may ask to run unsandboxed (`dangerouslyDisableSandbox`): `"never"`
+   * (default for a bare tool) or `"ask"` - only with a gate that asks a person, as the
+   * plugin installs.
+   */
+  unsandboxedEscape?: "never" | "ask";
+  /** The full-output file: size cap and mask. */
+  outputFile?: OutputFileOptions;
 }
 
 export const BASH_DEFAULTS = {
@@ -66,6 +87,8 @@ export interface BashDetails {
   fullOutputPath?: string;
   totalLines: number;
   totalBytes: number;
+  /** The boundary the command ran in: the configured mode, and whether this call ran outside it. */
+  sandbox: { mode: SandboxMode; unsandboxed: boolean };
 }
 
 /** What a live update carries in `details`. */
@@ -80,7 +103,22 @@ const parameters = Type.Object({
   timeout: Type.Optional(
     Type.Number({ exclusiveMinimum: 0, description: "Timeout in seconds for this command." }),
   ),
+  [ESCAPE_ARGUMENT]: Type.Optional(
+    Type.Boolean({
+      description:
+        "Run this one command outside the sandbox. Only when the sandbox blocks something the task really needs; a person must approve it.",
+    }),
+  ),
 });
+
+type BashArgs = { command: string; timeout?: number; [ESCAPE_ARGUMENT]?: boolean };
+
+/** A bash tool with the resources it holds (the private temp dirs). */
+export interface BashToolHandle {
+  tool: ReturnType<typeof createBashTool>;
+  /** Removes the kept full-output files and the sandbox's private temp dir. */
+  dispose(): void;
+}
 
 /** Signals a process group; false when it no longer exists. */
 function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
@@ -99,13 +137,34 @@ interface RunOutcome {
   spawnError?: Error;
 }
 
+/** A bash tool (see `openBashTool` for one whose temp files a host removes). */
 export function createBashTool(options: BashToolOptions = {}) {
+  return buildBashTool(options, new OutputFiles(options.outputFile), new OutputFiles());
+}
+
+/** A bash tool and its disposer, for hosts that remove its temp files when the session is done. */
+export function openBashTool(options: BashToolOptions = {}): BashToolHandle {
+  const outputs = new OutputFiles(options.outputFile);
+  const scratch = new OutputFiles();
+  return {
+    tool: buildBashTool(options, outputs, scratch),
+    dispose() {
+      outputs.dispose();
+      scratch.dispose();
+    },
+  };
+}
+
+function buildBashTool(options: BashToolOptions, outputs: OutputFiles, scratch: OutputFiles) {
   const settings = { ...BASH_DEFAULTS, ...stripUndefined(options) };
   const limits: TruncationLimits = {
     headLines: settings.headLines,
     tailLines: settings.tailLines,
     maxBytes: settings.maxBytes,
   };
+  const mode: SandboxMode = options.sandbox?.mode ?? DEFAULT_SANDBOX_MODE;
+  const escapeMode = options.unsandboxedEscape ?? "never";
+  const boundary: Boundary = { mode, escape: escapeMode, options: options.sandbox ?? {}, scratch };
   return defineTool<typeof parameters, BashDetails>({
     name: "bash",
     label: "Run shell command",
@@ -120,7 +179,10 @@ export function createBashTool(options: BashToolOptions = {}) {
     ].join(" "),
     parameters,
     risk: "exec",
-    execute: (args, ctx) => runBash(args, ctx, settings, limits),
+    inspect: (args): { sandbox: SandboxFacts } => ({
+      sandbox: { mode, unsandboxedRequested: mode !== "off" && args[ESCAPE_ARGUMENT] === true },
+    }),
+    execute: (args, ctx) => runBash(args, ctx, settings, limits, boundary, outputs),
   });
 }
 
@@ -128,11 +190,17 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+type Settings = {
+  [K in keyof typeof BASH_DEFAULTS]: (typeof BASH_DEFAULTS)[K] extends string ? string : number;
+} & Pick<BashToolOptions, "root" | "env">;
+
 async function runBash(
-  args: { command: string; timeout?: number },
+  args: BashArgs,
   ctx: ToolExecutionContext,
-  settings: Required<Omit<BashToolOptions, "root" | "env">> & Pick<BashToolOptions, "root" | "env">,
+  settings: Settings,
   limits: TruncationLimits,
+  boundary: Boundary,
+  outputs: OutputFiles,
 ): Promise<ToolResult<BashDetails>> {
   const fail = (text: string): ToolResult<BashDetails> => ({
     content: [{ type: "text", text }],
@@ -146,17 +214,47 @@ async function runBash(
     return fail(`working directory ${cwd} does not exist`);
   }
   const timeoutSeconds = args.timeout ?? settings.timeout;
-  const output = new OutputCollector(limits);
+  const unsandboxed = boundary.mode === "off" || args[ESCAPE_ARGUMENT] === true;
+  if (boundary.mode !== "off" && args[ESCAPE_ARGUMENT] === true && boundary.escape !== "ask") {
+    return fail(
+      `${ESCAPE_ARGUMENT} is refused: this bash tool has no gate that asks a person (use the @rein/tools-shell plugin); the command was not run`,
+    );
+  }
+  let argv: string[] = [settings.shell, "-c", args.command];
+  let release: (() => Promise<void>) | undefined;
+  if (!unsandboxed) {
+    try {
+      ({ argv, release } = await sandboxedCommand(args.command, {
+        cwd,
+        shell: settings.shell,
+        ctx,
+        boundary,
+        outputs,
+      }));
+    } catch (error) {
+      const message =
+        error instanceof SandboxUnavailable
+          ? error.message
+          : `the sandbox failed: ${(error as Error).message}`;
+      return fail(`${message}\nThe command was not run.`);
+    }
+    if (ctx.signal.aborted) {
+      await release?.();
+      return fail("aborted before start; the command was not run");
+    }
+  }
+  const output = new OutputCollector(limits, undefined, outputs);
 
   let child: ChildProcess;
   try {
-    child = spawn(settings.shell, ["-c", args.command], {
+    child = spawn(argv[0] as string, argv.slice(1), {
       cwd,
       detached: true, // its own process group, so abort can kill the whole tree
       stdio: ["ignore", "pipe", "pipe"],
       env: settings.env ? { ...process.env, ...settings.env } : process.env,
     });
   } catch (error) {
+    await release?.();
     return fail(`could not start ${settings.shell}: ${(error as Error).message}`);
   }
 
@@ -250,6 +348,7 @@ async function runBash(
 
   finished = true;
   clearTimeout(pendingUpdate);
+  await release?.();
   if (outcome.spawnError) {
     output.dispose();
     return fail(`could not run the command: ${outcome.spawnError.message}`);
@@ -264,17 +363,22 @@ async function runBash(
     truncated: collected.truncated,
     totalLines: collected.totalLines,
     totalBytes: collected.totalBytes,
+    sandbox: { mode: boundary.mode, unsandboxed: boundary.mode !== "off" && unsandboxed },
   };
   if (outcome.signal) details.signal = outcome.signal;
   if (collected.fullOutputPath) details.fullOutputPath = collected.fullOutputPath;
 
+  // Sandboxed, the PID namespace goes with bwrap: also processes that left the group.
+  const killed = unsandboxed
+    ? "the command and its child processes were killed"
+    : "the command and every process it started were killed (sandbox process namespace)";
   let status: string;
   let isError: boolean;
   if (outcome.stopped === "timeout") {
-    status = `[timed out after ${timeoutSeconds} s; the command and its child processes were killed]`;
+    status = `[timed out after ${timeoutSeconds} s; ${killed}]`;
     isError = true;
   } else if (outcome.stopped === "abort") {
-    status = "[aborted; the command and its child processes were killed]";
+    status = `[aborted; ${killed}]`;
     isError = true;
   } else if (outcome.exitCode === null) {
     status = `[killed by signal ${outcome.signal ?? "unknown"}]`;

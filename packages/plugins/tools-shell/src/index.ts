@@ -2,17 +2,40 @@
  * @rein/tools-shell: a `bash` tool for Rein agents. The default export is the
  * plugin; `createBashTool` returns the tool itself for hosts that list tools.
  */
-import { definePlugin, Type } from "@rein/sdk";
-import { createBashTool } from "./bash.js";
+import { definePlugin, SdkError, Type } from "@rein/sdk";
+import { openBashTool } from "./bash.js";
+import { gateUnsandboxedRuns } from "./escape.js";
+import { releaseRuntimeIfIdle } from "./sandbox-runtime.js";
 
 export {
   BASH_DEFAULTS,
   type BashDetails,
+  type BashToolHandle,
   type BashToolOptions,
   type BashUpdateDetails,
   createBashTool,
+  openBashTool,
 } from "./bash.js";
+export { ESCAPE_ARGUMENT, gateUnsandboxedRuns, type SandboxFacts } from "./escape.js";
 export { type CollectedOutput, OutputCollector, type TruncationLimits } from "./output.js";
+export {
+  DEFAULT_OUTPUT_FILE_MAX_BYTES,
+  type MaskPattern,
+  type OutputFileOptions,
+  OutputFiles,
+} from "./output-files.js";
+export { checkSandbox, type SandboxCheck } from "./sandbox-check.js";
+export {
+  DEFAULT_DENY_READ,
+  DEFAULT_SANDBOX_MODE,
+  type ResolvedSandboxPolicy,
+  resolveSandboxPolicy,
+  type SandboxFilesystemOptions,
+  type SandboxMode,
+  type SandboxNetworkOptions,
+  type SandboxOptions,
+} from "./sandbox-policy.js";
+export { releaseRuntimeIfIdle, SANDBOX_ADVICE, SandboxUnavailable } from "./sandbox-runtime.js";
 
 /** The plugin's options schema (all optional; defaults in `BASH_DEFAULTS`). */
 export const shellToolsOptionsSchema = Type.Object({
@@ -35,14 +58,86 @@ export const shellToolsOptionsSchema = Type.Object({
     Type.Integer({ minimum: 0, description: "Least ms between live updates." }),
   ),
   killGraceMs: Type.Optional(Type.Integer({ minimum: 0, description: "Ms between SIGTERM and SIGKILL." })),
+  sandbox: Type.Optional(
+    Type.Object(
+      {
+        mode: Type.Optional(
+          Type.Union([Type.Literal("off"), Type.Literal("workspace-write"), Type.Literal("read-only")], {
+            description: 'The OS sandbox: "workspace-write" (default), "read-only" or "off".',
+          }),
+        ),
+        filesystem: Type.Optional(
+          Type.Object(
+            {
+              allowWrite: Type.Optional(Type.Array(Type.String())),
+              denyWrite: Type.Optional(Type.Array(Type.String())),
+              denyRead: Type.Optional(Type.Array(Type.String())),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        network: Type.Optional(
+          Type.Object(
+            {
+              allowedDomains: Type.Optional(Type.Array(Type.String())),
+              deniedDomains: Type.Optional(Type.Array(Type.String())),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        bwrapPath: Type.Optional(Type.String({ pattern: "^/" })),
+        socatPath: Type.Optional(Type.String({ pattern: "^/" })),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+  outputFile: Type.Optional(
+    Type.Object(
+      {
+        maxBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Cap of one full-output file." })),
+        mask: Type.Optional(
+          Type.Array(
+            Type.Object(
+              {
+                name: Type.String({ pattern: "^[A-Za-z0-9_.:-]+$" }),
+                pattern: Type.String({ minLength: 1 }),
+                flags: Type.Optional(Type.String({ pattern: "^[imsu]*$" })),
+              },
+              { additionalProperties: false },
+            ),
+            { description: "Secret patterns masked in the kept file (plugin-redact's `patterns` shape)." },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  ),
 });
 
 export default definePlugin({
   name: "@rein/tools-shell",
   version: "0.1.0",
-  description: "A bash tool with timeout, live output, process-group abort and truncated output.",
+  description: "A bash tool in an OS sandbox, with timeout, live output, abort and truncated output.",
   options: shellToolsOptionsSchema,
   setup(rein, options) {
-    rein.registerTool(createBashTool(options));
+    (options.outputFile?.mask ?? []).forEach((entry, index) => {
+      try {
+        new RegExp(entry.pattern, entry.flags);
+      } catch (error) {
+        const path = `/outputFile/mask/${index}/pattern`;
+        throw new SdkError(
+          "invalid_options",
+          `plugin "${rein.plugin.name}": option ${path}: ${JSON.stringify(entry.pattern)} is not a valid regular expression (${(error as Error).message})`,
+          { plugin: rein.plugin.name, path },
+        );
+      }
+    });
+    const handle = openBashTool({ ...options, unsandboxedEscape: "ask" });
+    rein.registerTool(handle.tool);
+    gateUnsandboxedRuns(rein, handle.tool.name);
+    rein.onDispose(async () => {
+      handle.dispose();
+      await releaseRuntimeIfIdle();
+    });
   },
 });

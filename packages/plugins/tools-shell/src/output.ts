@@ -8,10 +8,8 @@
  * is in a temp file whose path the result reports.
  */
 
-import { randomBytes } from "node:crypto";
-import { closeSync, openSync, writeFileSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { OutputFiles } from "./output-files.js";
 
 export interface TruncationLimits {
   /** Lines kept from the start. */
@@ -121,8 +119,31 @@ export class OutputCollector {
     private readonly limits: TruncationLimits,
     /** Bytes kept in memory before spilling to the temp file (and kept from each end after). */
     private readonly keepBytes = Math.max(1024 * 1024, limits.maxBytes * 2),
-    private readonly tempDir = tmpdir(),
+    private readonly files: OutputFiles = new OutputFiles(),
   ) {}
+
+  /** Bytes written to the file so far; it stops growing at `files.maxBytes`. */
+  private fileBytes = 0;
+
+  private writeFile(fd: number, chunk: Buffer): void {
+    const room = this.files.maxBytes - this.fileBytes;
+    if (room <= 0) return;
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    writeSync(fd, part);
+    this.fileBytes += part.length;
+  }
+
+  /** Closes the file, notes a cap, applies the mask. */
+  private closeFile(fd: number): void {
+    if (this.fileBytes < this.bytes) {
+      writeSync(
+        fd,
+        `\n[... output file capped at ${formatBytes(this.files.maxBytes)}; ${formatBytes(this.bytes - this.fileBytes)} not kept ...]\n`,
+      );
+    }
+    closeSync(fd);
+    if (this.path !== undefined) this.files.finish(this.path);
+  }
 
   get totalBytes(): number {
     return this.bytes;
@@ -142,7 +163,7 @@ export class OutputCollector {
       if (this.bytes > this.keepBytes) this.spill();
       return;
     }
-    writeSync(this.fd, chunk);
+    this.writeFile(this.fd, chunk);
     this.pushTail(chunk);
   }
 
@@ -179,12 +200,14 @@ export class OutputCollector {
         return { text: lines.join("\n"), truncated: false, totalBytes: this.bytes, totalLines };
       }
       // Cut: keep the full output for later reading.
-      this.path = this.newTempPath();
-      writeFileSync(this.path, Buffer.concat(this.chunks), { mode: 0o600 });
+      this.path = this.files.newPath();
+      const fd = openSync(this.path, "w", 0o600);
+      this.writeFile(fd, Buffer.concat(this.chunks));
+      this.closeFile(fd);
       headSource = lines;
       tailSource = lines;
     } else {
-      closeSync(this.fd);
+      this.closeFile(this.fd);
       this.fd = undefined;
       headSource = splitLines((this.head ?? Buffer.alloc(0)).toString("utf8"));
       let tailText = Buffer.concat(this.tail).toString("utf8");
@@ -220,16 +243,12 @@ export class OutputCollector {
     this.fd = undefined;
   }
 
-  private newTempPath(): string {
-    return join(this.tempDir, `rein-bash-${Date.now()}-${randomBytes(4).toString("hex")}.log`);
-  }
-
   private spill(): void {
-    this.path = this.newTempPath();
+    this.path = this.files.newPath();
     this.fd = openSync(this.path, "w", 0o600);
     const all = Buffer.concat(this.chunks);
     this.chunks = [];
-    writeSync(this.fd, all);
+    this.writeFile(this.fd, all);
     this.head = all.subarray(0, this.keepBytes);
     this.pushTail(all);
   }

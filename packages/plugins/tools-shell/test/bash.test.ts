@@ -3,6 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isGone, removeLater, run, start, tempDir, textOf, until } from "./helpers.js";
 
+/** Unsandboxed: these pin the process-group behaviour of `mode: "off"` (pids are host pids). */
+const OFF = { sandbox: { mode: "off" } } as const;
+
 describe("bash: exit codes and output", () => {
   it("reports a zero exit code with the output, not as an error", async () => {
     const result = await run("echo hello", tempDir());
@@ -23,7 +26,7 @@ describe("bash: exit codes and output", () => {
   });
 
   it("reports a command killed by a signal", async () => {
-    const result = await run("kill -KILL $$", tempDir());
+    const result = await run("kill -KILL $$", tempDir(), OFF);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe("(no output)\n\n[killed by signal SIGKILL]");
     expect(result.details).toMatchObject({ exitCode: null, signal: "SIGKILL" });
@@ -47,7 +50,7 @@ describe("bash: exit codes and output", () => {
 
   it("does not wait for a background process that keeps the output open", async () => {
     const cwd = tempDir();
-    const result = await run("sleep 30 & echo $! > bg.pid; echo started", cwd);
+    const result = await run("sleep 30 & echo $! > bg.pid; echo started", cwd, OFF);
     const pid = Number(readFileSync(join(cwd, "bg.pid"), "utf8"));
     try {
       expect(textOf(result)).toBe("started\n\n[exit code 0]");
@@ -70,7 +73,7 @@ describe("bash: stopping commands", () => {
   });
 
   it("times out a long command with a per-call timeout and reports it as an error", async () => {
-    const result = await start("echo before; sleep 10", tempDir(), {}, { timeout: 1 }).result;
+    const result = await start("echo before; sleep 10", tempDir(), OFF, { timeout: 1 }).result;
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe(
       "before\n\n[timed out after 1 s; the command and its child processes were killed]",
@@ -96,7 +99,7 @@ describe("bash: stopping commands", () => {
       "echo ready",
       "wait",
     ].join("\n");
-    const running = start(command, cwd, { killGraceMs: 300 });
+    const running = start(command, cwd, { ...OFF, killGraceMs: 300 });
     await until(() => textOf({ content: running.updates.at(-1)?.content ?? [] }).includes("ready"), "ready");
     const pids = readFileSync(join(cwd, "pids"), "utf8").trim().split("\n").map(Number);
     expect(pids).toHaveLength(3);
@@ -114,7 +117,7 @@ describe("bash: stopping commands", () => {
 
   it("on abort ends a command that stops on SIGTERM without waiting for the grace period", async () => {
     const cwd = tempDir();
-    const running = start("echo $$ > pid; echo go; sleep 30", cwd, { killGraceMs: 60_000 });
+    const running = start("echo $$ > pid; echo go; sleep 30", cwd, { ...OFF, killGraceMs: 60_000 });
     await until(() => running.updates.length > 0, "first output");
     running.controller.abort();
     const result = await running.result; // would hang for a minute if it waited for SIGKILL

@@ -1,13 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolResult } from "@rein/sdk";
 import { afterEach } from "vitest";
-import { type BashDetails, type BashToolOptions, createBashTool } from "../src/index.js";
+import { type BashDetails, type BashToolOptions, openBashTool } from "../src/index.js";
 
 const made: string[] = [];
+const handles: { dispose(): void }[] = [];
 afterEach(() => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const handle of handles.splice(0)) handle.dispose();
 });
 
 /** Removes a file or directory after the test (e.g. a kept full-output file). */
@@ -37,8 +40,11 @@ export function start(
   const controller = extra.controller ?? new AbortController();
   const updates: ToolResult[] = [];
   const args = extra.timeout === undefined ? { command } : { command, timeout: extra.timeout };
+  const handle = openBashTool(options);
+  // Kept files outlive the call (tests read them); the tool's dirs go after the test.
+  handles.push(handle);
   const result = Promise.resolve(
-    createBashTool(options).execute(args, {
+    handle.tool.execute(args, {
       signal: controller.signal,
       update: (partial) => updates.push(partial),
       cwd,
@@ -80,3 +86,34 @@ export async function until(check: () => boolean, what: string, limitMs = 10_000
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Host pids whose command line contains `marker` (sandboxed processes have other pids inside). */
+export function pidsWithMarker(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(marker))
+        pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+/** A loopback HTTP server answering `body`; closed after the test. */
+export async function loopbackServer(body: string): Promise<number> {
+  const server = createServer((_request, response) => response.end(body));
+  await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
+  servers.push(server);
+  return (server.address() as AddressInfo).port;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((closed) => server.close(closed));
+  }
+});

@@ -51,5 +51,17 @@ describe("@rein/tools-shell as a plugin", () => {
       plugin: "@rein/tools-shell",
       path: "/timeout",
     });
+    await expect(
+      createTestHarness({ plugins: [[shellTools, { sandbox: { mode: "container" } }]] }),
+    ).rejects.toMatchObject({ code: "invalid_options", plugin: "@rein/tools-shell", path: "/sandbox/mode" });
+    await expect(
+      createTestHarness({
+        plugins: [[shellTools, { outputFile: { mask: [{ name: "bad", pattern: "(" }] } }]],
+      }),
+    ).rejects.toMatchObject({
+      code: "invalid_options",
+      plugin: "@rein/tools-shell",
+      path: "/outputFile/mask/0/pattern",
+    });
   });
 });

@@ -1,0 +1,233 @@
+/**
+ * The process-wide sandbox: `@anthropic-ai/sandbox-runtime`'s `SandboxManager` is a
+ * singleton (one HTTP/SOCKS proxy and one socat bridge per process), so its network
+ * allowlist is the process's. This module owns it.
+ *
+ * Invariants:
+ * - a command runs sandboxed only after the same configuration ran a probe command
+ *   successfully in this process; anything that fails (missing bwrap or socat, user
+ *   namespaces refused, the proxy not starting) is a `SandboxUnavailable` with what
+ *   to install or how to opt out - never a fallback to running unsandboxed;
+ * - the network policy changes only while no sandboxed command runs; a command whose
+ *   network policy differs from one running concurrently is refused, not run under
+ *   the other's allowlist.
+ * - no network (an empty allowlist, the default) is bubblewrap's `--unshare-net` with
+ *   no proxy at all. The runtime would start its HTTP/SOCKS proxy and two socat relays
+ *   inside every sandbox even to allow nothing, which costs ~60 ms a call; so for this
+ *   case the runtime runs without a network config and `--unshare-net` is added to its
+ *   bwrap command here. A bwrap command without the expected shape is refused.
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import type { ResolvedSandboxPolicy } from "./sandbox-policy.js";
+
+export class SandboxUnavailable extends Error {
+  readonly code = "sandbox_unavailable";
+}
+
+export const SANDBOX_ADVICE =
+  "Install bubblewrap and socat (Debian/Ubuntu: apt-get install bubblewrap socat ripgrep; Fedora: dnf install bubblewrap socat ripgrep), " +
+  'or opt out with the @rein/tools-shell option sandbox: { mode: "off" } (commands then run unsandboxed).';
+
+export interface RuntimeBinaries {
+  bwrapPath?: string | undefined;
+  socatPath?: string | undefined;
+}
+
+interface Active {
+  key: string;
+  running: number;
+}
+
+let active: Active | undefined;
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Runs `task` after every earlier acquire/release finished (they touch the singleton). */
+function serially<T>(task: () => Promise<T>): Promise<T> {
+  const next = queue.then(task, task);
+  queue = next.catch(() => undefined);
+  return next;
+}
+
+function unavailable(reason: string): SandboxUnavailable {
+  return new SandboxUnavailable(`the sandbox cannot start: ${reason}. ${SANDBOX_ADVICE}`);
+}
+
+/** No host is allowed: the sandbox gets no network namespace access at all, and no proxy. */
+const offline = (policy: ResolvedSandboxPolicy) => policy.allowedDomains.length === 0;
+
+const networkKey = (policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries) =>
+  JSON.stringify([
+    offline(policy) ? "offline" : [policy.allowedDomains, policy.deniedDomains],
+    binaries.bwrapPath,
+    binaries.socatPath,
+  ]);
+
+/** Runs `command` (already wrapped) with bash and returns its exit code and output. */
+function runProbe(wrapped: string, cwd: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((settle) => {
+    const child = spawn("/bin/bash", ["-c", wrapped], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
+    child.once("error", (error) => settle({ code: null, output: error.message }));
+    child.once("close", (code) => settle({ code, output }));
+  });
+}
+
+async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, key: string): Promise<void> {
+  if (process.platform !== "linux" && process.platform !== "darwin") {
+    throw unavailable(`platform ${process.platform} is not supported (Linux with bubblewrap, or macOS)`);
+  }
+  for (const [name, path] of Object.entries(binaries)) {
+    if (typeof path === "string" && !path.startsWith("/"))
+      throw unavailable(`${name} must be an absolute path`);
+  }
+  // checkDependencies looks on PATH; an explicit binary is checked itself instead.
+  const problems = SandboxManager.checkDependencies().errors.filter(
+    (error) =>
+      !(binaries.bwrapPath !== undefined && /bwrap|bubblewrap/i.test(error)) &&
+      !(binaries.socatPath !== undefined && /socat/i.test(error)),
+  );
+  for (const [name, path] of Object.entries(binaries)) {
+    if (typeof path !== "string") continue;
+    try {
+      accessSync(path, constants.X_OK);
+    } catch {
+      problems.push(`${name} ${path} is not an executable file`);
+    }
+  }
+  if (problems.length > 0) throw unavailable(problems.join(", "));
+  // The runtime adds SIGINT/SIGTERM listeners for its cleanup, which would stop a host
+  // without its own handler from exiting on SIGTERM; the host's signal handling stays
+  // the host's (the runtime's 'exit' cleanup and the plugin's dispose remain).
+  const signals = ["SIGINT", "SIGTERM"] as const;
+  const before = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
+  try {
+    await SandboxManager.initialize({
+      network: offline(policy)
+        ? // No allowedDomains: the runtime starts no proxy (withoutNetwork isolates instead).
+          ({ deniedDomains: [] } as unknown as { allowedDomains: string[]; deniedDomains: string[] })
+        : { allowedDomains: policy.allowedDomains, deniedDomains: policy.deniedDomains },
+      filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+      ...(binaries.bwrapPath !== undefined ? { bwrapPath: binaries.bwrapPath } : {}),
+      ...(binaries.socatPath !== undefined ? { socatPath: binaries.socatPath } : {}),
+    });
+  } catch (error) {
+    await SandboxManager.reset().catch(() => undefined);
+    throw unavailable((error as Error).message);
+  } finally {
+    for (const signal of signals) {
+      const kept = before.get(signal) ?? [];
+      for (const listener of process.listeners(signal)) {
+        if (!kept.includes(listener)) process.removeListener(signal, listener);
+      }
+    }
+  }
+  // One real sandboxed command: user namespaces can be refused only at run time.
+  const probe = await wrapCommand(
+    "true",
+    { ...policy, denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] },
+    "probe",
+    "bash",
+  ).then(
+    (wrapped) => runProbe(wrapped, "/"),
+    (error: Error) => ({ code: null, output: error.message }),
+  );
+  SandboxManager.cleanupAfterCommand();
+  if (probe.code !== 0) {
+    await SandboxManager.reset().catch(() => undefined);
+    const why = probe.output.trim().split("\n").slice(-3).join(" ") || `exit code ${probe.code}`;
+    throw unavailable(`a trivial sandboxed command failed (${why}); user namespaces may be disabled`);
+  }
+  active = { key, running: 0 };
+}
+
+/**
+ * Makes the runtime ready for `policy` and counts one running command; call the
+ * returned release when the command is done. Throws `SandboxUnavailable`.
+ */
+export function acquireSandbox(
+  policy: ResolvedSandboxPolicy,
+  binaries: RuntimeBinaries,
+): Promise<() => Promise<void>> {
+  const key = networkKey(policy, binaries);
+  return serially(async () => {
+    if (active?.key !== key) {
+      if (active !== undefined && active.running > 0) {
+        throw new SandboxUnavailable(
+          "another sandboxed command with a different network policy is running in this process; " +
+            "the sandbox's network proxy serves one policy per process, so this command was not run. Retry when it is done",
+        );
+      }
+      if (active !== undefined) {
+        active = undefined;
+        await SandboxManager.reset();
+      }
+      await start(policy, binaries, key);
+    }
+    const holder = active as Active;
+    holder.running++;
+    let released = false;
+    return () =>
+      serially(async () => {
+        if (released) return;
+        released = true;
+        holder.running--;
+        // Removes the empty mount points bwrap made for absent deny paths.
+        SandboxManager.cleanupAfterCommand();
+      });
+  });
+}
+
+/** Wraps one command for the runtime: a shell string to run with `/bin/bash -c`. */
+export async function wrapCommand(
+  command: string,
+  policy: ResolvedSandboxPolicy,
+  commandId: string,
+  shell: string,
+): Promise<string> {
+  const wrapped = await SandboxManager.wrapWithSandbox(
+    command,
+    shell,
+    {
+      filesystem: {
+        denyRead: policy.denyRead,
+        allowRead: policy.allowRead,
+        allowWrite: policy.allowWrite,
+        denyWrite: policy.denyWrite,
+      },
+    },
+    undefined,
+    { commandId },
+  );
+  return offline(policy) ? withoutNetwork(wrapped) : wrapped;
+}
+
+const BWRAP_HEAD = " --new-session --die-with-parent ";
+
+/** Adds `--unshare-net` to the runtime's bwrap command (see the module comment). */
+export function withoutNetwork(wrapped: string): string {
+  const at = wrapped.indexOf(BWRAP_HEAD);
+  const program = wrapped.slice(0, Math.max(0, at));
+  if (at <= 0 || !/^'?[^\s']*bwrap'?$/.test(program) || wrapped.includes(" --unshare-net ")) {
+    throw new SandboxUnavailable(
+      `the sandbox runtime's bwrap command has an unexpected shape, so network isolation cannot be added: ${wrapped.slice(0, 120)}`,
+    );
+  }
+  return `${program}${BWRAP_HEAD}--unshare-net ${wrapped.slice(at + BWRAP_HEAD.length)}`;
+}
+
+/** Stops the proxies when nothing runs (tests; plugin dispose of the last user). */
+export function releaseRuntimeIfIdle(): Promise<void> {
+  return serially(async () => {
+    if (active === undefined || active.running > 0) return;
+    active = undefined;
+    await SandboxManager.reset();
+  });
+}

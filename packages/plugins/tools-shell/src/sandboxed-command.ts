@@ -1,0 +1,51 @@
+/**
+ * Turns one bash call into the argv that runs it inside the sandbox.
+ *
+ * Invariant: either the returned argv runs the command under the tool's resolved
+ * policy (and `release` must be called when it is done), or this throws and nothing
+ * was started - there is no path that returns a plain, unsandboxed argv.
+ */
+import type { ToolExecutionContext } from "@rein/sdk";
+import type { OutputFiles } from "./output-files.js";
+import { resolveSandboxPolicy, type SandboxMode, type SandboxOptions } from "./sandbox-policy.js";
+import { acquireSandbox, SandboxUnavailable, wrapCommand } from "./sandbox-runtime.js";
+
+/** The tool's boundary: its mode, whether the escape may ask, its options and temp dir. */
+export interface Boundary {
+  mode: SandboxMode;
+  escape: "never" | "ask";
+  options: SandboxOptions;
+  /** Where the sandbox's private temp dir lives. */
+  scratch: OutputFiles;
+}
+
+/** Single-quotes a word for bash. */
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+export async function sandboxedCommand(
+  command: string,
+  call: { cwd: string; shell: string; ctx: ToolExecutionContext; boundary: Boundary; outputs: OutputFiles },
+): Promise<{ argv: string[]; release: () => Promise<void> }> {
+  const { cwd, shell, ctx, boundary, outputs } = call;
+  // The writable root is the directory commands run in (the `root` option).
+  const policy = resolveSandboxPolicy(boundary.options, {
+    root: cwd,
+    cwd,
+    privateTmp: boundary.scratch.directory(),
+    outputs: outputs.path,
+  });
+  if (policy === undefined) throw new SandboxUnavailable("no sandbox policy");
+  const { bwrapPath, socatPath } = boundary.options;
+  const release = await acquireSandbox(policy, { bwrapPath, socatPath });
+  try {
+    // TMPDIR: the tool's private dir, not the runtime's shared /tmp/claude. Same line, so
+    // the command's own line numbers do not move.
+    const inner = `export TMPDIR=${shellQuote(boundary.scratch.directory())}; ${command}`;
+    return { argv: ["/bin/bash", "-c", await wrapCommand(inner, policy, ctx.toolCallId, shell)], release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
