@@ -12,7 +12,13 @@ import { type Static, Type } from "@rein/sdk";
 export const BOUNDARIES = ["off", "workspace-write", "read-only", "sandboxed"] as const;
 export type Boundary = (typeof BOUNDARIES)[number];
 
-const BoundarySchema = Type.Union(BOUNDARIES.map((name) => Type.Literal(name)));
+// Spelled out (not BOUNDARIES.map) so the static type is the literal union.
+const BoundarySchema = Type.Union([
+  Type.Literal("off"),
+  Type.Literal("workspace-write"),
+  Type.Literal("read-only"),
+  Type.Literal("sandboxed"),
+]);
 
 export const WhenSchema = Type.Object(
   {

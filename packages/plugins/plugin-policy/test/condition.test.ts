@@ -3,8 +3,10 @@ import { checkToolCall, createTestHarness, type TestHarness } from "@rein/sdk/te
 import { afterEach, describe, expect, it } from "vitest";
 import policy, { boundaryOf, type PolicyRule } from "../src/index.js";
 
+type Mode = "off" | "workspace-write" | "read-only" | undefined;
+
 /** A bash tool whose facts say which boundary it runs in, as @rein/tools-shell's do. */
-const bashIn = (mode: string | undefined) =>
+const bashIn = (mode: Mode) =>
   defineTool({
     name: "bash",
     description: "Run a shell command",
@@ -35,7 +37,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function verdict(mode: string | undefined, args: Record<string, unknown>) {
+async function verdict(mode: Mode, args: Record<string, unknown>) {
   t = await createTestHarness({ plugins: [[bashIn(mode)], [policy, { rules: RULES }]] });
   const result = await checkToolCall(t, { name: "bash", args }, { skipPermission: true });
   await t.dispose();
@@ -44,45 +46,44 @@ async function verdict(mode: string | undefined, args: Record<string, unknown>) 
 }
 
 describe("policy: rules that depend on the sandbox boundary", () => {
-  const cases: { name: string; mode: string | undefined; args: Record<string, unknown>; expected: object }[] =
-    [
-      {
-        name: "allowed inside workspace-write",
-        mode: "workspace-write",
-        args: { command: "make test" },
-        expected: { decision: "allow", by: "policy:make-sandboxed" },
-      },
-      {
-        name: "asked when the tool runs unsandboxed",
-        mode: "off",
-        args: { command: "make test" },
-        expected: { decision: "ask", by: "policy:make-bare" },
-      },
-      {
-        name: "asked when the call asks to leave the sandbox",
-        mode: "workspace-write",
-        args: { command: "make test", dangerouslyDisableSandbox: true },
-        expected: { decision: "ask", by: "policy:make-bare" },
-      },
-      {
-        name: "asked when the tool says nothing about a sandbox",
-        mode: undefined,
-        args: { command: "make test" },
-        expected: { decision: "ask", by: "policy:make-bare" },
-      },
-      {
-        name: "'sandboxed' covers read-only",
-        mode: "read-only",
-        args: { command: "ls -la" },
-        expected: { decision: "allow", by: "policy:any-sandbox" },
-      },
-      {
-        name: "a condition for another mode does not apply",
-        mode: "read-only",
-        args: { command: "make test" },
-        expected: { decision: "allow", by: "harness:default" },
-      },
-    ];
+  const cases: { name: string; mode: Mode; args: Record<string, unknown>; expected: object }[] = [
+    {
+      name: "allowed inside workspace-write",
+      mode: "workspace-write",
+      args: { command: "make test" },
+      expected: { decision: "allow", by: "policy:make-sandboxed" },
+    },
+    {
+      name: "asked when the tool runs unsandboxed",
+      mode: "off",
+      args: { command: "make test" },
+      expected: { decision: "ask", by: "policy:make-bare" },
+    },
+    {
+      name: "asked when the call asks to leave the sandbox",
+      mode: "workspace-write",
+      args: { command: "make test", dangerouslyDisableSandbox: true },
+      expected: { decision: "ask", by: "policy:make-bare" },
+    },
+    {
+      name: "asked when the tool says nothing about a sandbox",
+      mode: undefined,
+      args: { command: "make test" },
+      expected: { decision: "ask", by: "policy:make-bare" },
+    },
+    {
+      name: "'sandboxed' covers read-only",
+      mode: "read-only",
+      args: { command: "ls -la" },
+      expected: { decision: "allow", by: "policy:any-sandbox" },
+    },
+    {
+      name: "a condition for another mode does not apply",
+      mode: "read-only",
+      args: { command: "make test" },
+      expected: { decision: "allow", by: "harness:default" },
+    },
+  ];
   it.each(cases)("$name", async ({ mode, args, expected }) => {
     expect(await verdict(mode, args)).toMatchObject(expected);
   });
