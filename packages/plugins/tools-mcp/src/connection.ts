@@ -11,7 +11,9 @@
  *   their own timeout; a call in flight when it dropped fails (it is not retried:
  *   the tool may have had effects).
  * - `tools/list_changed` re-lists the tools (one listing at a time) and reports
- *   the new list through `onTools`; so does a restart whose list differs.
+ *   the new list through `onTools`; so does a restart whose list differs. A call
+ *   returns only after a listing its server announced before answering is done,
+ *   so a tool that changes the tool set is followed by a turn that sees it.
  * - `close()` is final: no restart after it, and a stdio server's whole process
  *   group is gone when it resolves.
  */
@@ -242,11 +244,15 @@ export class ServerConnection {
       throw error;
     });
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
         timeout: timeoutMs,
         ...(options.onProgress ? { onprogress: options.onProgress } : {}),
       })) as McpCallResult;
+      // A list_changed the server sent before its answer is applied before the
+      // result is returned, so the very next turn sees the new tool set.
+      await this.listing;
+      return result;
     } catch (error) {
       if (options.signal.aborted) throw error;
       if (deadline.aborted || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {

@@ -14,7 +14,7 @@
  */
 import { type AnyAgentTool, definePlugin, type Rein } from "@rein/sdk";
 import { ServerConnection } from "./connection.js";
-import { describeError, type McpToolError } from "./errors.js";
+import { describeError, isMcpToolError, McpErrorCode, type McpToolError } from "./errors.js";
 import { checkServerName, describeTransport, mcpOptionsSchema, resolveServer } from "./options.js";
 import { MCP_STATUS_ENTRY, type McpServerStatus } from "./status.js";
 import { buildTools, type ToolEntry } from "./tools.js";
@@ -101,7 +101,8 @@ export default definePlugin({
           startTimeoutMs: options.startTimeoutMs,
         });
       } catch (error) {
-        if (serverOptions.required) throw error;
+        // A malformed entry is a config error; only a missing environment variable is the machine's state.
+        if (serverOptions.required || !isMcpToolError(error, McpErrorCode.missingEnv)) throw error;
         slot.configError = describeError(error);
         log("warn", slot.configError);
         continue;
