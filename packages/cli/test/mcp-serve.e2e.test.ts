@@ -184,6 +184,32 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
     }
   });
 
+  it("rein tools and rein doctor list MCP servers, their tools and risks, and why one failed", async () => {
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+import mcp from ${JSON.stringify(dist("tools-mcp"))};
+export default defineConfig({
+  model: { script: [] },
+  plugins: [[mcp, { servers: {
+    fs: { command: process.execPath, args: [${JSON.stringify(fsServerScript)}, "."] },
+    broken: { command: process.execPath, args: ["-e", "console.error('cannot find config.json'); process.exit(2)"] },
+  } }]],
+});
+`,
+    });
+    const tools = await rein(["tools"], dir);
+    expect(tools.code).toBe(0);
+    expect(tools.stdout).toMatch(/mcp__fs__write_file {2}active {2}risk write {2}from @rein\/tools-mcp/);
+    expect(tools.stdout).toMatch(/✓ fs: ready, 14 tools \(read 10, write 4\)/);
+    expect(tools.stdout).toMatch(
+      /✗ broken: failed, 0 tools[\s\S]*exited with code 2; stderr: cannot find config.json/,
+    );
+    const doctor = await rein(["doctor"], dir);
+    expect(doctor.code).toBe(2);
+    expect(doctor.stdout).toMatch(/✓ mcp +fs: ready/);
+    expect(doctor.stdout).toMatch(/✗ mcp +broken: failed[\s\S]*cannot find config.json/);
+  });
+
   it("serves Streamable HTTP on 127.0.0.1 only with the bearer token", async () => {
     const dir = newProject();
     const child = spawnRein(["mcp", "serve", "--http", "0"], dir, { REIN_MCP_TOKEN: "test-token-123" });

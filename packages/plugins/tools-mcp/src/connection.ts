@@ -143,7 +143,7 @@ export class ServerConnection {
     const parts: string[] = [];
     if (exit) parts.push(`exited with ${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}`);
     const tail = transport.stderr.trim();
-    if (tail) parts.push(`stderr: ${tail.split("\n").slice(-5).join("\n")}`);
+    if (tail) parts.push(`stderr: ${tail.split("\n").slice(-5).join(" | ")}`);
     return parts.join("; ");
   }
 

@@ -64,7 +64,7 @@ export const startFailed = (server: string, cause: unknown, detail = "") =>
   new McpToolError(
     McpErrorCode.startFailed,
     server,
-    `mcp server "${server}" failed to start: ${describeError(cause)}${detail ? `\n${detail}` : ""}`,
+    `mcp server "${server}" failed to start: ${describeError(cause)}${detail ? ` (${detail})` : ""}`,
     { cause },
   );
 

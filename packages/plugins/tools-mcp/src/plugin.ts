@@ -91,7 +91,11 @@ export default definePlugin({
 
     for (const [name, serverOptions] of Object.entries(options.servers)) {
       checkServerName(name);
-      const slot: ServerSlot = { name, transport: "", registered: new Map(), entries: [], skipped: [] };
+      // Described from the raw entry, so a server that fails to resolve still says what it is.
+      const transport = serverOptions.url
+        ? `http ${URL.canParse(serverOptions.url) ? new URL(serverOptions.url).origin + new URL(serverOptions.url).pathname : "(invalid url)"}`
+        : `stdio ${[serverOptions.command ?? "", ...(serverOptions.args ?? [])].join(" ")}`;
+      const slot: ServerSlot = { name, transport, registered: new Map(), entries: [], skipped: [] };
       slots.push(slot);
       let spec: ReturnType<typeof resolveServer>;
       try {
