@@ -70,6 +70,8 @@ export class ServerConnection {
   private connectedAt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private listing: Promise<void> = Promise.resolve();
+  /** Listings announced and not yet finished (a call waits for them before returning). */
+  private relisting = 0;
 
   constructor(
     readonly spec: ServerSpec,
@@ -159,9 +161,10 @@ export class ServerConnection {
   }
 
   private relist(client: Client): void {
+    this.relisting += 1;
     this.listing = this.listing.then(async () => {
-      if (this.client !== client) return;
       try {
+        if (this.client !== client) return;
         const tools = await this.listAll(client, this.spec.startTimeoutMs);
         if (this.client !== client || sameTools(tools, this.tools)) return;
         this.tools = tools;
@@ -171,6 +174,8 @@ export class ServerConnection {
           "warn",
           `mcp server "${this.spec.name}": listing tools after list_changed failed: ${describeError(error)}`,
         );
+      } finally {
+        this.relisting -= 1;
       }
     });
   }
@@ -237,28 +242,40 @@ export class ServerConnection {
 
   async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<McpCallResult> {
     const timeoutMs = this.spec.callTimeoutMs;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([options.signal, deadline]);
-    const client = await this.whenReady(tool, signal).catch((error) => {
-      if (deadline.aborted && !options.signal.aborted) throw callTimeout(this.spec.name, tool, timeoutMs);
-      throw error;
-    });
+    const started = Date.now();
+    let client = this.state === "ready" ? this.client : undefined;
+    if (!client) {
+      const deadline = AbortSignal.timeout(timeoutMs);
+      client = await this.whenReady(tool, AbortSignal.any([options.signal, deadline])).catch((error) => {
+        if (deadline.aborted && !options.signal.aborted) throw callTimeout(this.spec.name, tool, timeoutMs);
+        throw error;
+      });
+    }
+    // The SDK enforces the timeout (and sends notifications/cancelled on abort or timeout).
+    const remaining = Math.max(1, timeoutMs - (Date.now() - started));
+    // A signal of the call's own: the SDK leaves its abort listener on the signal it is
+    // given, and the run's signal is shared by every call of the run.
+    const own = new AbortController();
+    const forward = () => own.abort(options.signal.reason);
+    options.signal.addEventListener("abort", forward, { once: true });
     try {
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        timeout: timeoutMs,
+        signal: own.signal,
+        timeout: remaining,
         ...(options.onProgress ? { onprogress: options.onProgress } : {}),
       })) as McpCallResult;
       // A list_changed the server sent before its answer is applied before the
       // result is returned, so the very next turn sees the new tool set.
-      await this.listing;
+      if (this.relisting > 0) await this.listing;
       return result;
     } catch (error) {
       if (options.signal.aborted) throw error;
-      if (deadline.aborted || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         throw callTimeout(this.spec.name, tool, timeoutMs);
       }
       throw callFailed(this.spec.name, tool, error);
+    } finally {
+      options.signal.removeEventListener("abort", forward);
     }
   }
 

@@ -4,6 +4,7 @@
  * Uses a small fixture server (test/fixtures/changing-server.mjs) whose tool list
  * changes on request.
  */
+import { getEventListeners } from "node:events";
 import { isSdkError } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -78,6 +79,14 @@ describe("timeouts and aborts", () => {
     // The server is still usable afterwards.
     const result = await connection.call("sleep", { ms: 1 }, { signal: new AbortController().signal });
     expect(result.content?.[0]).toMatchObject({ text: "slept 1" });
+  });
+
+  it("many calls under one run's signal leave no abort listener behind on it", async () => {
+    const connection = connect(fixtureServer());
+    await connection.start();
+    const run = new AbortController();
+    for (let i = 0; i < 20; i++) await connection.call("sleep", { ms: 0 }, { signal: run.signal });
+    expect(getEventListeners(run.signal, "abort")).toHaveLength(0);
   });
 
   it("an aborted run stops waiting for the server at once", async () => {

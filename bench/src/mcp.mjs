@@ -1,0 +1,172 @@
+/**
+ * MCP call overhead (benchmark 5): the same `echo` tool of the same real stdio
+ * server (@modelcontextprotocol/server-everything, from tools-mcp's
+ * devDependencies, never fetched) called
+ * - directly, with the MCP SDK's `Client` (the floor);
+ * - through Rein's gates: an `AgentHarness` (in-memory session, flat faux
+ *   model, one tool call per turn) with @rein/tools-mcp, @rein/plugin-policy
+ *   (an allow rule for the tool) and @rein/plugin-redact, so every call passes
+ *   validation, toolCall, toolGate, the MCP round trip and toolResult;
+ * - through `rein mcp serve` (the built CLI over stdio, same plugins), from the
+ *   same SDK client: the latency Rein adds in front of an MCP client.
+ * Each contender keeps its server running between reps (started untimed); a
+ * rep is `calls` sequential calls, interleaved with the other contenders.
+ */
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { streamSimple } from "@mariozechner/pi-ai";
+import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
+import { interleave } from "./stats.mjs";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const fromTools = createRequire(path.join(repo, "packages/plugins/tools-mcp/package.json"));
+const { Client } = await import(fromTools.resolve("@modelcontextprotocol/sdk/client/index.js"));
+const { StdioClientTransport } = await import(fromTools.resolve("@modelcontextprotocol/sdk/client/stdio.js"));
+const everything = fromTools.resolve("@modelcontextprotocol/server-everything/dist/index.js");
+const dist = (pkg) => path.join(repo, "packages/plugins", pkg, "dist/index.js");
+const { loadPlugins, createScriptedModel } = await import(path.join(repo, "packages/sdk/dist/index.js"));
+const mcp = (await import(dist("tools-mcp"))).default;
+const policy = (await import(dist("plugin-policy"))).default;
+const redact = (await import(dist("plugin-redact"))).default;
+const CLI = path.join(repo, "packages/cli/dist/bin.js");
+
+const serverOptions = { servers: { every: { command: process.execPath, args: [everything, "stdio"] } } };
+const policyOptions = { rules: [{ id: "echo", rule: "mcp__every__echo", decision: "allow" }] };
+
+async function sdkClient(command, args, options = {}) {
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command, args, stderr: "ignore", ...options }));
+  return client;
+}
+
+async function callMany(client, name, calls) {
+  for (let i = 0; i < calls; i++) {
+    const result = await client.callTool({ name, arguments: { message: `ping ${i}` } });
+    if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  }
+}
+
+/** The same harness and plugins with an in-process echo tool instead of MCP: the turn's own cost. */
+function localEcho() {
+  return {
+    name: "mcp__every__echo",
+    description: "echo",
+    parameters: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
+    risk: "read",
+    execute: async (args) => ({ content: [{ type: "text", text: `Echo: ${args.message}` }] }),
+  };
+}
+
+async function reinAgent(local = false) {
+  const scripted = createScriptedModel();
+  const flat = (model, context, options) =>
+    streamSimple(model, { ...context, messages: context.messages.slice(-1) }, options);
+  const harness = new AgentHarness({
+    session: Session.create(new MemoryStorage()),
+    model: scripted.model,
+    streamFn: flat,
+  });
+  const tools = local ? [[localEcho()]] : [[mcp, serverOptions]];
+  const host = await loadPlugins(harness, [...tools, [policy, policyOptions], redact], { logger: () => {} });
+  return { harness, host, scripted };
+}
+
+async function reinCalls(agent, calls) {
+  const steps = [];
+  for (let i = 0; i < calls; i++)
+    steps.push({ toolCalls: [{ name: "mcp__every__echo", args: { message: `ping ${i}` } }] });
+  steps.push("done");
+  agent.scripted.append(steps);
+  const outcome = await agent.harness.prompt("go");
+  const results = outcome.messages.filter((m) => m.role === "toolResult");
+  if (outcome.status !== "completed" || results.length !== calls || results.some((r) => r.isError)) {
+    throw new Error(
+      `rein run: ${outcome.status}, ${results.length} results, errors: ${results.filter((r) => r.isError).length}`,
+    );
+  }
+}
+
+export async function benchMcp({ reps, scale, log }) {
+  const calls = Math.max(10, Math.round(200 * scale));
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), "rein-bench-mcp-"));
+  fs.writeFileSync(
+    path.join(project, "rein.config.mjs"),
+    `import mcp from ${JSON.stringify(dist("tools-mcp"))};
+import policy from ${JSON.stringify(dist("plugin-policy"))};
+import redact from ${JSON.stringify(dist("plugin-redact"))};
+export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverOptions)}], [policy, ${JSON.stringify(policyOptions)}], redact] };
+`,
+  );
+  log(`mcp: starting servers (${calls} calls per rep, ${reps} reps)`);
+  const direct = await sdkClient(process.execPath, [everything, "stdio"]);
+  const agent = await reinAgent();
+  const local = await reinAgent(true);
+  const served = await sdkClient(process.execPath, [CLI, "mcp", "serve"], {
+    cwd: project,
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  try {
+    const timings = await interleave(
+      [
+        { name: "direct", run: () => callMany(direct, "echo", calls) },
+        { name: "gates", run: () => reinCalls(agent, calls) },
+        { name: "local", run: () => reinCalls(local, calls) },
+        { name: "serve", run: () => callMany(served, "mcp__every__echo", calls) },
+      ],
+      { reps },
+    );
+    const perCall = (name) => timings[name].median / calls;
+    return {
+      calls,
+      direct: perCall("direct"),
+      gates: perCall("gates"),
+      local: perCall("local"),
+      serve: perCall("serve"),
+    };
+  } finally {
+    await direct.close();
+    await served.close();
+    for (const each of [agent, local]) {
+      await each.host.dispose();
+      each.scripted.dispose();
+    }
+    fs.rmSync(project, { recursive: true, force: true });
+  }
+}
+
+const ms = (value) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
+
+export function mcpRows({ calls, direct, gates, local, serve }) {
+  const group = `5. MCP: ${calls} sequential calls of server-everything's echo over stdio`;
+  const ratio = gates / direct;
+  return [
+    { group, name: "MCP SDK client, direct", measured: `${ms(direct)}/call`, ratio: "", target: "", met: "" },
+    {
+      group,
+      name: "Rein: harness turn + policy + redact + tools-mcp",
+      measured: `${ms(gates)}/call`,
+      ratio: `${ratio.toFixed(2)}× direct`,
+      target: "≤ 1.20×",
+      met: ratio <= 1.2 ? "yes" : "**no**",
+    },
+    {
+      group,
+      name: "the same Rein turn with an in-process echo (no MCP): the turn's own cost",
+      measured: `${ms(local)}/call`,
+      ratio: `MCP part of the Rein call: ${ms(gates - local)} vs ${ms(direct)} direct`,
+      target: "",
+      met: "",
+    },
+    {
+      group,
+      name: "`rein mcp serve` in front of the same server",
+      measured: `${ms(serve)}/call, ${ms(serve - direct)} added`,
+      ratio: `${(serve / direct).toFixed(2)}× direct`,
+      target: "",
+      met: "",
+    },
+  ];
+}
