@@ -23,22 +23,33 @@ import { interleave } from "./stats.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const fromTools = createRequire(path.join(repo, "packages/plugins/tools-mcp/package.json"));
-const { Client } = await import(fromTools.resolve("@modelcontextprotocol/sdk/client/index.js"));
-const { StdioClientTransport } = await import(fromTools.resolve("@modelcontextprotocol/sdk/client/stdio.js"));
-const everything = fromTools.resolve("@modelcontextprotocol/server-everything/dist/index.js");
 const dist = (pkg) => path.join(repo, "packages/plugins", pkg, "dist/index.js");
-const { loadPlugins, createScriptedModel } = await import(path.join(repo, "packages/sdk/dist/index.js"));
-const mcp = (await import(dist("tools-mcp"))).default;
-const policy = (await import(dist("plugin-policy"))).default;
-const redact = (await import(dist("plugin-redact"))).default;
 const CLI = path.join(repo, "packages/cli/dist/bin.js");
 
-const serverOptions = { servers: { every: { command: process.execPath, args: [everything, "stdio"] } } };
+/** Loaded on first use, so `--only turns` needs none of it built. */
+let modules;
+async function load() {
+  modules ??= {
+    Client: (await import(fromTools.resolve("@modelcontextprotocol/sdk/client/index.js"))).Client,
+    StdioClientTransport: (await import(fromTools.resolve("@modelcontextprotocol/sdk/client/stdio.js")))
+      .StdioClientTransport,
+    everything: fromTools.resolve("@modelcontextprotocol/server-everything/dist/index.js"),
+    sdk: await import(path.join(repo, "packages/sdk/dist/index.js")),
+    mcp: (await import(dist("tools-mcp"))).default,
+    policy: (await import(dist("plugin-policy"))).default,
+    redact: (await import(dist("plugin-redact"))).default,
+  };
+  return modules;
+}
+
+const serverOptions = () => ({
+  servers: { every: { command: process.execPath, args: [modules.everything, "stdio"] } },
+});
 const policyOptions = { rules: [{ id: "echo", rule: "mcp__every__echo", decision: "allow" }] };
 
 async function sdkClient(command, args, options = {}) {
-  const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command, args, stderr: "ignore", ...options }));
+  const client = new modules.Client({ name: "bench", version: "1.0.0" });
+  await client.connect(new modules.StdioClientTransport({ command, args, stderr: "ignore", ...options }));
   return client;
 }
 
@@ -61,7 +72,8 @@ function localEcho() {
 }
 
 async function reinAgent(local = false) {
-  const scripted = createScriptedModel();
+  const { sdk, mcp, policy, redact } = modules;
+  const scripted = sdk.createScriptedModel();
   const flat = (model, context, options) =>
     streamSimple(model, { ...context, messages: context.messages.slice(-1) }, options);
   const harness = new AgentHarness({
@@ -69,8 +81,10 @@ async function reinAgent(local = false) {
     model: scripted.model,
     streamFn: flat,
   });
-  const tools = local ? [[localEcho()]] : [[mcp, serverOptions]];
-  const host = await loadPlugins(harness, [...tools, [policy, policyOptions], redact], { logger: () => {} });
+  const tools = local ? [[localEcho()]] : [[mcp, serverOptions()]];
+  const host = await sdk.loadPlugins(harness, [...tools, [policy, policyOptions], redact], {
+    logger: () => {},
+  });
   return { harness, host, scripted };
 }
 
@@ -90,6 +104,7 @@ async function reinCalls(agent, calls) {
 }
 
 export async function benchMcp({ reps, scale, log }) {
+  await load();
   const calls = Math.max(10, Math.round(200 * scale));
   const project = fs.mkdtempSync(path.join(os.tmpdir(), "rein-bench-mcp-"));
   fs.writeFileSync(
@@ -97,11 +112,11 @@ export async function benchMcp({ reps, scale, log }) {
     `import mcp from ${JSON.stringify(dist("tools-mcp"))};
 import policy from ${JSON.stringify(dist("plugin-policy"))};
 import redact from ${JSON.stringify(dist("plugin-redact"))};
-export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverOptions)}], [policy, ${JSON.stringify(policyOptions)}], redact] };
+export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverOptions())}], [policy, ${JSON.stringify(policyOptions)}], redact] };
 `,
   );
   log(`mcp: starting servers (${calls} calls per rep, ${reps} reps)`);
-  const direct = await sdkClient(process.execPath, [everything, "stdio"]);
+  const direct = await sdkClient(process.execPath, [modules.everything, "stdio"]);
   const agent = await reinAgent();
   const local = await reinAgent(true);
   const served = await sdkClient(process.execPath, [CLI, "mcp", "serve"], {
