@@ -22,13 +22,15 @@ const fsServerScript = createRequire(join(repo, "packages/plugins/tools-mcp/pack
 );
 const TOKEN = `ghp_${"Zy9Xw8Vu7T".repeat(4)}`;
 
-function config(extra = ""): string {
+function config(extra = "", morePlugins = ""): string {
   return `import { defineConfig } from "@rein/sdk";
 import mcp from ${JSON.stringify(dist("tools-mcp"))};
 import fsTools from ${JSON.stringify(dist("tools-fs"))};
 import policy from ${JSON.stringify(dist("plugin-policy"))};
 import permissions from ${JSON.stringify(dist("plugin-permissions"))};
 import redact from ${JSON.stringify(dist("plugin-redact"))};
+import guard from ${JSON.stringify(dist("plugin-guard"))};
+import audit from ${JSON.stringify(dist("plugin-audit"))};
 
 export default defineConfig({
   model: "anthropic/claude-sonnet-4-5",
@@ -45,15 +47,16 @@ export default defineConfig({
     }],
     permissions,
     redact,
+    ${morePlugins}
   ],
   ${extra}
 });
 `;
 }
 
-const newProject = (extra = "") =>
+const newProject = (extra = "", morePlugins = "") =>
   project({
-    "rein.config.ts": config(extra),
+    "rein.config.ts": config(extra, morePlugins),
     "notes/.keep": "",
     "secrets/.keep": "",
     "creds.txt": `token=${TOKEN}\n`,
@@ -182,6 +185,43 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("guard's session budget counts across calls: once spent, calls are refused before any gate; audit logs each decision", async () => {
+    const dir = newProject("", "[guard, { perSession: { maxToolCalls: 2 } }], audit,");
+    const { client } = await stdioClient(dir);
+    const results: unknown[] = [];
+    try {
+      for (const name of ["1", "2", "3"]) {
+        results.push(
+          await client.callTool({
+            name: "mcp__fs__write_file",
+            arguments: { path: `notes/${name}.txt`, content: name },
+          }),
+        );
+      }
+      results.push(await client.callTool({ name: "read", arguments: { path: "creds.txt" } }));
+    } finally {
+      await client.close();
+    }
+    const [first, second, third, fourth] = results;
+    expect(decisionOf(first)).toMatchObject({ decision: "allow" });
+    expect(decisionOf(second)).toMatchObject({ decision: "allow" });
+    for (const refused of [third, fourth]) {
+      expect((refused as { isError: boolean }).isError).toBe(true);
+      expect((refused as { _meta: Record<string, unknown> })._meta["rein/status"]).toBe("blocked");
+      expect(textOf(refused)).toMatch(/session budget exhausted: 2 of max 2 tool calls/);
+    }
+    expect(existsSync(join(dir, "notes/2.txt"))).toBe(true);
+    expect(existsSync(join(dir, "notes/3.txt"))).toBe(false);
+    const audited = readFileSync(join(dir, ".rein/audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; decision: string });
+    expect(audited.map((line) => [line.tool, line.decision])).toEqual([
+      ["mcp__fs__write_file", "allow"],
+      ["mcp__fs__write_file", "allow"],
+    ]);
   });
 
   it("rein tools and rein doctor list MCP servers, their tools and risks, and why one failed", async () => {
