@@ -54,6 +54,12 @@ const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
 const STABLE_MS = 30_000;
 
+/** `HTTP 401` for the SDK's Streamable HTTP errors, whose `code` is the response status. */
+function httpStatusOf(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "number" && code >= 100 && code < 600 ? `HTTP ${code}` : "";
+}
+
 const sameTools = (a: readonly McpToolInfo[], b: readonly McpToolInfo[]) =>
   JSON.stringify(a) === JSON.stringify(b);
 
@@ -127,7 +133,7 @@ export class ServerConnection {
       this.transport = undefined;
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
-      throw startFailed(this.spec.name, error, this.stderrOf(transport));
+      throw startFailed(this.spec.name, error, this.stderrOf(transport) || httpStatusOf(error));
     } finally {
       clearTimeout(timer);
     }
