@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { cacheRoot, cleanup, project, REIN_BIN, rein, spawnRein } from "./support/rein-process.js";
 
@@ -222,6 +223,37 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
       ["mcp__fs__write_file", "allow"],
       ["mcp__fs__write_file", "allow"],
     ]);
+  });
+
+  it("tells the client when an upstream server's tool list changes", async () => {
+    const fixture = join(repo, "packages/plugins/tools-mcp/test/fixtures/changing-server.mjs");
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+import mcp from ${JSON.stringify(dist("tools-mcp"))};
+export default defineConfig({
+  plugins: [[mcp, { servers: { fx: { command: process.execPath, args: [${JSON.stringify(fixture)}] } } }]],
+});
+`,
+    });
+    const { client } = await stdioClient(dir);
+    try {
+      let changed = 0;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed++;
+      });
+      const before = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(before).not.toContain("mcp__fx__extra");
+      const added = await client.callTool({ name: "mcp__fx__add_extra", arguments: {} });
+      expect(added.isError).toBe(false);
+      const started = Date.now();
+      while (changed === 0 && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 25));
+      expect(changed).toBeGreaterThan(0);
+      const after = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(after).toContain("mcp__fx__extra");
+      expect(textOf(await client.callTool({ name: "mcp__fx__extra", arguments: {} }))).toBe("extra ran");
+    } finally {
+      await client.close();
+    }
   });
 
   it("rein tools and rein doctor list MCP servers, their tools and risks, and why one failed", async () => {
