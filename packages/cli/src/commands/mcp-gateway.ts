@@ -7,6 +7,8 @@
  *   client's tool call, so it passes `toolCall`, `toolGate`, `permissionAsk`,
  *   the tool, `toolResult` (redaction), events (audit, guard budgets) and is
  *   recorded in the session like any run; `rein replay` re-decides it later.
+ * - The stand-in model is sent only the last message, so a call costs the same
+ *   however many calls the session already holds.
  * - Calls run one at a time, in arrival order (the harness runs one run at a
  *   time; the gates see calls in the order they are answered).
  * - What the client gets is what the session recorded: the redacted result, or
@@ -17,7 +19,7 @@
  *   if called by name.
  */
 import type { AgentHarness, AnyAgentTool, RecordedToolResult, ToolGateCall } from "@rein/harness";
-import { resolveDefaultVerdict, runToolGate } from "@rein/harness";
+import { resolveDefaultVerdict, runToolGate, Stage } from "@rein/harness";
 import type { ScriptedModel, ScriptReply, ScriptRequest } from "@rein/sdk";
 
 /** An MCP tool description (the fields of the protocol's `Tool`). */
@@ -72,7 +74,15 @@ export class ToolGateway {
     private readonly harness: AgentHarness,
     private readonly model: ScriptedModel,
     private readonly options: GatewayOptions,
-  ) {}
+  ) {
+    // The stand-in model reads only the last message. Sending it the whole session would
+    // cost time (and estimated "tokens", which budgets count) in proportion to every call
+    // served so far. Last of all taps, so plugins still see the full request.
+    harness.hooks.beforeRequest.tap({ name: "rein-mcp-serve", stage: Stage.last + 1 }, (request) => ({
+      ...request,
+      messages: request.messages.slice(-1),
+    }));
+  }
 
   private activeTools(): AnyAgentTool[] {
     const active = new Set(this.harness.activeToolNames);
