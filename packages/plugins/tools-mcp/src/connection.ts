@@ -137,6 +137,14 @@ export class ServerConnection {
     } finally {
       clearTimeout(timer);
     }
+    if (this.state === "closed") {
+      // Closed while starting (dispose during setup): nothing may outlive that.
+      this.client = undefined;
+      this.transport = undefined;
+      await client.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+      throw startFailed(this.spec.name, new Error("shut down while starting"));
+    }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(client));
     client.onclose = () => this.dropped(client);
     this.state = "ready";

@@ -64,7 +64,8 @@ function statusOf(slot: ServerSlot): McpServerStatus {
   const status: McpServerStatus = {
     name: slot.name,
     transport: slot.transport,
-    state: connection ? connection.state : "failed",
+    // A server whose tools could not be registered (a name collision) is failed, whatever its connection.
+    state: connection && slot.configError === undefined ? connection.state : "failed",
     restarts: connection?.restarts ?? 0,
     tools: slot.entries,
     skipped: slot.skipped.map((error) => ({ tool: error.tool ?? "?", reason: error.message })),
@@ -134,6 +135,7 @@ export default definePlugin({
         slot.skipped = built.skipped;
         for (const skipped of built.skipped) log("warn", skipped.message);
         syncTools(rein, slot, built.tools);
+        slot.configError = undefined;
       } catch (error) {
         // A name collision: no tools from this server rather than a guess at which one is meant.
         slot.configError = describeError(error);

@@ -159,6 +159,20 @@ describe("start failures are reported, not fatal, unless required", () => {
     });
   });
 
+  it("a failed setup leaves no server behind, not even one still starting", async () => {
+    const marker = `rein-mcp-slow-${process.pid}`;
+    const slow = {
+      command: "/bin/sh",
+      args: ["-c", `sleep 1; exec "$0" "$@" ${marker}`, fixtureServer().command, ...fixtureServer().args],
+    };
+    const failure = await createTestHarness({
+      plugins: [[mcp, { servers: { slow, gone: { command: "/nonexistent/mcp-server", required: true } } }]],
+    }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "plugin_setup", cause: { code: "start_failed", server: "gone" } });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(childrenRunning(marker)).toEqual([]);
+  });
+
   it("a server that never answers is killed, group and all, after startTimeoutMs", async () => {
     const marker = `rein-mcp-silent-${process.pid}`;
     t = await createTestHarness({
