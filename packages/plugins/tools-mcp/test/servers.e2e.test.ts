@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is config syntax that Rein expands, not a template.
 /**
  * End to end against real MCP servers from npm that nobody here wrote
  * (@modelcontextprotocol/server-filesystem and server-everything), started as
@@ -159,7 +160,41 @@ describe("server-everything: content, isolation, restart, dispose", () => {
     expect(text(invalid as never)).toMatch(/Validation failed for tool "mcp__every__get-sum"[\s\S]*\bb\b/);
   });
 
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is config syntax that Rein expands, not a template.
+  it("include / exclude pick tools; risks and trustAnnotations override the annotations; paths are recorded", async () => {
+    t = await createTestHarness({
+      plugins: [
+        [
+          mcp,
+          {
+            servers: {
+              one: { ...everythingServer(), include: ["echo", "get-sum"], risks: { "get-sum": "network" } },
+              two: {
+                ...everythingServer(),
+                exclude: ["get-env"],
+                trustAnnotations: false,
+                paths: { "*": ["file"] },
+              },
+            },
+          },
+        ],
+      ],
+    });
+    const risks = Object.fromEntries(t.harness.tools.map((tool) => [tool.name, tool.risk]));
+    expect(Object.keys(risks).filter((name) => name.startsWith("mcp__one__"))).toEqual([
+      "mcp__one__echo",
+      "mcp__one__get-sum",
+    ]);
+    expect(risks.mcp__one__echo).toBe("read");
+    expect(risks["mcp__one__get-sum"]).toBe("network");
+    expect(risks["mcp__two__get-env"]).toBeUndefined();
+    expect(risks.mcp__two__echo).toBe("exec");
+    const two = status(t).servers.find((server) => server.name === "two");
+    expect(two?.tools.find((tool) => tool.mcpName === "echo")).toMatchObject({
+      risk: "exec",
+      paths: ["file"],
+    });
+  });
+
   it("passes a stdio server only a safe environment plus its own env, expanded from ${VAR}", async () => {
     process.env.REIN_MCP_TEST_PARENT_SECRET = "parent-only-value";
     process.env.REIN_MCP_TEST_GIVEN = "given-value";
@@ -168,7 +203,6 @@ describe("server-everything: content, isolation, restart, dispose", () => {
         plugins: [
           [
             mcp,
-            // biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is config syntax that Rein expands, not a template.
             { servers: { every: { ...everythingServer(), env: { GIVEN: "x-${REIN_MCP_TEST_GIVEN}" } } } },
           ],
         ],
