@@ -67,7 +67,7 @@ const errorResult = (text: string, meta?: Record<string, unknown>): CallResult =
 
 export class ToolGateway {
   private queue: Promise<unknown> = Promise.resolve();
-  private current: { id: string; name: string; args: Record<string, unknown> } | undefined;
+  private current: { id: string; name: string; args: Record<string, unknown>; emitted: boolean } | undefined;
   private counter = 0;
 
   constructor(
@@ -121,7 +121,9 @@ export class ToolGateway {
   private reply = (request: ScriptRequest): ScriptReply => {
     const last = request.context.messages.at(-1);
     const call = this.current;
-    if (call && last?.role === "user") {
+    // Once per call: a message a plugin queues after the result must not replay the call.
+    if (call && !call.emitted && last?.role === "user") {
+      call.emitted = true;
       return { toolCalls: [{ id: call.id, name: call.name, args: call.args }] };
     }
     return call ? `(tools/call ${call.name} answered)` : "(no call pending)";
@@ -140,7 +142,7 @@ export class ToolGateway {
     if (!tool) return errorResult(`unknown tool "${name}" (not among this Rein agent's active tools)`);
     // A tool hidden by hideDenied and called by name still runs through the gates: the denial is recorded.
     this.counter += 1;
-    this.current = { id: `mcp_${Date.now().toString(36)}_${this.counter}`, name, args };
+    this.current = { id: `mcp_${Date.now().toString(36)}_${this.counter}`, name, args, emitted: false };
     // Two dynamic replies per call: the tool call, then the closing answer. Replies a
     // blocked run did not use stay queued and serve the next call.
     while (this.model.pending() < 2) this.model.append([this.reply]);
