@@ -225,6 +225,46 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
     ]);
   });
 
+  it("runs a client's call exactly once, even when a plugin queues a follow-up message after it", async () => {
+    const dir = project({
+      "rein.config.ts": `import { defineConfig, definePlugin, defineTool, Type } from "@rein/sdk";
+import { appendFileSync } from "node:fs";
+
+const counter = definePlugin({
+  name: "counter",
+  setup(rein) {
+    rein.registerTool(defineTool({
+      name: "count",
+      description: "appends a line to count.txt",
+      parameters: Type.Object({}),
+      risk: "read",
+      execute: () => {
+        appendFileSync("count.txt", "x\\n");
+        return { content: [{ type: "text", text: "counted" }] };
+      },
+    }));
+    rein.hooks.toolResult.tap("counter", (result, context) => {
+      context.queues.followUp("a note from a plugin");
+      return result;
+    });
+  },
+});
+
+export default defineConfig({ plugins: [counter] });
+`,
+    });
+    const { client } = await stdioClient(dir);
+    try {
+      const result = await client.callTool({ name: "count", arguments: {} });
+      expect(textOf(result)).toBe("counted");
+      const again = await client.callTool({ name: "count", arguments: {} });
+      expect(textOf(again)).toBe("counted");
+    } finally {
+      await client.close();
+    }
+    expect(readFileSync(join(dir, "count.txt"), "utf8")).toBe("x\nx\n");
+  });
+
   it("tells the client when an upstream server's tool list changes", async () => {
     const fixture = join(repo, "packages/plugins/tools-mcp/test/fixtures/changing-server.mjs");
     const dir = project({
