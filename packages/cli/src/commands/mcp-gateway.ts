@@ -59,6 +59,8 @@ function annotationsFor(risk: AnyAgentTool["risk"]): OfferedTool["annotations"] 
   }
 }
 
+const SPARE_REPLIES = 8;
+
 const errorResult = (text: string, meta?: Record<string, unknown>): CallResult => ({
   content: [{ type: "text", text }],
   isError: true,
@@ -143,9 +145,9 @@ export class ToolGateway {
     // A tool hidden by hideDenied and called by name still runs through the gates: the denial is recorded.
     this.counter += 1;
     this.current = { id: `mcp_${Date.now().toString(36)}_${this.counter}`, name, args, emitted: false };
-    // Two dynamic replies per call: the tool call, then the closing answer. Replies a
-    // blocked run did not use stay queued and serve the next call.
-    while (this.model.pending() < 2) this.model.append([this.reply]);
+    // Dynamic replies: the tool call, then closing answers, with room for turns plugins
+    // add (a queued follow-up). Replies a run did not use stay queued for the next call.
+    while (this.model.pending() < SPARE_REPLIES) this.model.append([this.reply]);
     const onAbort = () => this.harness.abort("cancelled by the MCP client");
     signal.addEventListener("abort", onAbort, { once: true });
     try {
