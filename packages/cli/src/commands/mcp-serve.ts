@@ -63,8 +63,13 @@ export function createMcpServer(gateway: ToolGateway): Server {
   return server;
 }
 
-/** Keeps the protocol's stdout to itself: other writes to process.stdout go to stderr. */
-function claimStdout(): Writable {
+/**
+ * Keeps stdin and stdout to the protocol: other writes to process.stdout go to
+ * stderr, and stdin never counts as a terminal, so no plugin prompts on it (an ask
+ * is then denied with its reason, even when someone runs this in a terminal).
+ */
+function claimStdio(): Writable {
+  Object.defineProperty(process.stdin, "isTTY", { value: false, configurable: true });
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   return new Writable({
@@ -79,7 +84,7 @@ export async function mcpServeCommand(options: McpServeOptions, globals: GlobalO
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
     throw usageError(`--http ${options.http}: expected a port number (0 picks a free one)`);
   }
-  const protocolOut = port === undefined ? claimStdout() : undefined;
+  const protocolOut = port === undefined ? claimStdio() : undefined;
   const agent = await buildAgent({ cwd: globals.cwd, configPath: globals.config, script: [] });
   const scripted = agent.model.scripted;
   if (!scripted) throw new Error("internal: rein mcp serve needs its scripted stand-in model");
