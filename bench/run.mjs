@@ -1,14 +1,15 @@
 /**
  * `pnpm bench`: runs every benchmark and prints one table of ratios measured
  * side by side in this run. Options:
- *   --only turns,hooks,sessions,startup,sandbox   run a subset
+ *   --only turns,hooks,sessions,startup,sandbox,mcp   run a subset
  *   --scale 0.1                   shrink every size (quick check; targets then mean little; not startup)
- *   --reps turns=5,hooks=7,sessions=3,startup=5,sandbox=31
+ *   --reps turns=5,hooks=7,sessions=3,startup=5,sandbox=31,mcp=5
  *   --out file.md                 also write the report to a file
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { benchHooks } from "./src/hooks.mjs";
+import { benchMcp, mcpRows } from "./src/mcp.mjs";
 import { hookRows, sandboxRows, sessionRows, startupRows, turnRows } from "./src/report.mjs";
 import { benchSandbox } from "./src/sandbox.mjs";
 import { benchSessions } from "./src/sessions.mjs";
@@ -23,7 +24,7 @@ if (typeof globalThis.gc !== "function") {
 
 const { values } = parseArgs({
   options: {
-    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox" },
+    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp" },
     scale: { type: "string", default: "1" },
     reps: { type: "string", default: "" },
     out: { type: "string" },
@@ -31,7 +32,7 @@ const { values } = parseArgs({
 });
 const only = new Set(values.only.split(","));
 const scale = Number(values.scale);
-const reps = { turns: 5, hooks: 7, sessions: 3, startup: 5, sandbox: 31 };
+const reps = { turns: 5, hooks: 7, sessions: 3, startup: 5, sandbox: 31, mcp: 5 };
 for (const pair of values.reps.split(",").filter(Boolean)) {
   const [key, value] = pair.split("=");
   reps[key] = Number(value);
@@ -45,6 +46,7 @@ if (only.has("hooks")) rows.push(...hookRows(await benchHooks({ reps: reps.hooks
 if (only.has("sessions")) rows.push(...sessionRows(await benchSessions({ reps: reps.sessions, scale, log })));
 if (only.has("startup")) rows.push(...startupRows(await benchStartup({ reps: reps.startup, log })));
 if (only.has("sandbox")) rows.push(...sandboxRows(await benchSandbox({ reps: reps.sandbox, log })));
+if (only.has("mcp")) rows.push(...mcpRows(await benchMcp({ reps: reps.mcp, scale, log })));
 const seconds = (now() - started) / 1000;
 
 const missed = rows.filter((r) => r.met === "**no**").length;

@@ -117,6 +117,24 @@ export function buildProgram(
     .description("check the config, plugins, options, model and credentials")
     .action(() => run(async (g) => (await import("./commands/doctor.js")).doctorCommand(g)));
 
+  const mcp = program
+    .command("mcp")
+    .description("Model Context Protocol: Rein's gates in front of any MCP client");
+  mcp
+    .command("serve")
+    .description(
+      "serve the configured tools over MCP (stdio, or --http on 127.0.0.1), every call through the plugins",
+    )
+    .option("--http <port>", "Streamable HTTP on 127.0.0.1:<port> (0: any free port) instead of stdio")
+    .option(
+      "--token-env <name>",
+      "environment variable with the HTTP bearer token (default REIN_MCP_TOKEN, else random)",
+    )
+    .option("--hide-denied", "leave tools the gates deny outright out of tools/list")
+    .action((options) =>
+      run(async (g) => (await import("./commands/mcp-serve.js")).mcpServeCommand(options, g)),
+    );
+
   program
     .command("models")
     .description("the models pi-ai knows, and the configured ones")

@@ -57,6 +57,8 @@ export interface ReinConfig {
   thinkingLevel?: ThinkingLevel;
   /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
   compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
+  /** `rein mcp serve`: `hideDenied` leaves tools the gates deny outright out of `tools/list`. */
+  mcpServe?: { hideDenied?: boolean };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

@@ -10,6 +10,7 @@ import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
 import { sandboxDoctorCheck } from "./doctor-sandbox.js";
+import { describeServer, mcpServers } from "./mcp-status.js";
 
 interface Check {
   name: string;
@@ -55,6 +56,10 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
         ok: true,
         detail: `${agent.harness.tools.length} registered, ${agent.harness.activeToolNames.length} active`,
       });
+      for (const server of mcpServers(agent.session.entries())) {
+        const { ok, line, reason } = describeServer(server);
+        checks.push({ name: "mcp", ok, detail: line, ...(reason ? { hint: reason } : {}) });
+      }
       await agent.dispose();
     } catch (error) {
       checks.push(failure("plugins", error));

@@ -3,6 +3,7 @@ import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
+import { describeServer, mcpServers } from "./mcp-status.js";
 
 export async function toolsCommand(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
   const agent = await inspectionAgent(globals);
@@ -17,8 +18,12 @@ export async function toolsCommand(options: { json?: boolean }, globals: GlobalO
       owner: tool.owner ?? null,
       parameters: JSON.parse(JSON.stringify(tool.parameters)) as unknown,
     }));
+    const servers = mcpServers(agent.session.entries());
     if (options.json) {
       term.out.write(`${JSON.stringify(tools, null, 2)}\n`);
+      for (const server of servers.filter((s) => s.state !== "ready")) {
+        term.err.write(`mcp server ${describeServer(server).line}: ${server.reason ?? ""}\n`);
+      }
       return ExitCode.ok;
     }
     if (tools.length === 0) term.err.write("no tools registered (add a tool pack to plugins)\n");
@@ -38,6 +43,12 @@ export async function toolsCommand(options: { json?: boolean }, globals: GlobalO
           `    ${name}${required.has(name) ? "" : "?"}: ${schema.type ?? "any"}${schema.description ? co.dim(`  ${schema.description}`) : ""}\n`,
         );
       }
+    }
+    if (servers.length > 0) term.out.write(`\n${co.bold("MCP servers")}\n`);
+    for (const server of servers) {
+      const { ok, line, reason } = describeServer(server);
+      term.out.write(`  ${ok ? co.green("✓") : co.red("✗")} ${line}\n`);
+      if (reason) term.out.write(`${reason.replace(/^/gm, "      ")}\n`);
     }
     return ExitCode.ok;
   } finally {

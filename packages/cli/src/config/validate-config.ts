@@ -15,6 +15,7 @@ const TOP_LEVEL = [
   "systemPrompt",
   "thinkingLevel",
   "compaction",
+  "mcpServe",
 ] as const;
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 

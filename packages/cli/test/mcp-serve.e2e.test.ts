@@ -1,0 +1,401 @@
+/**
+ * `rein mcp serve` driven by the MCP SDK's real client, against the built CLI
+ * (dist/bin.js) in a temporary project: Rein's own tool pack and an upstream MCP
+ * server (server-filesystem from npm) behind policy, permissions and redaction.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { cacheRoot, cleanup, project, REIN_BIN, rein, spawnRein } from "./support/rein-process.js";
+
+afterAll(cleanup);
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const dist = (pkg: string) => join(repo, "packages", "plugins", pkg, "dist", "index.js");
+const fsServerScript = createRequire(join(repo, "packages/plugins/tools-mcp/package.json")).resolve(
+  "@modelcontextprotocol/server-filesystem/dist/index.js",
+);
+const TOKEN = `ghp_${"Zy9Xw8Vu7T".repeat(4)}`;
+
+function config(extra = "", morePlugins = ""): string {
+  return `import { defineConfig } from "@rein/sdk";
+import mcp from ${JSON.stringify(dist("tools-mcp"))};
+import fsTools from ${JSON.stringify(dist("tools-fs"))};
+import policy from ${JSON.stringify(dist("plugin-policy"))};
+import permissions from ${JSON.stringify(dist("plugin-permissions"))};
+import redact from ${JSON.stringify(dist("plugin-redact"))};
+import guard from ${JSON.stringify(dist("plugin-guard"))};
+import audit from ${JSON.stringify(dist("plugin-audit"))};
+
+export default defineConfig({
+  model: "anthropic/claude-sonnet-4-5",
+  plugins: [
+    fsTools,
+    [mcp, { servers: { fs: { command: process.execPath, args: [${JSON.stringify(fsServerScript)}, "."] } } }],
+    [policy, {
+      pathTools: ["read", "write", "mcp__fs__write_file"],
+      rules: [
+        { id: "notes", rule: "mcp__fs__write_file(notes/**)", decision: "allow", reason: "notes are fine" },
+        { id: "secrets", rule: "mcp__fs__write_file(secrets/**)", decision: "deny", reason: "secrets stay put" },
+        { id: "no-moves", rule: "mcp__fs__move_file", decision: "deny", reason: "nothing moves" },
+      ],
+    }],
+    permissions,
+    redact,
+    ${morePlugins}
+  ],
+  ${extra}
+});
+`;
+}
+
+const newProject = (extra = "", morePlugins = "") =>
+  project({
+    "rein.config.ts": config(extra, morePlugins),
+    "notes/.keep": "",
+    "secrets/.keep": "",
+    "creds.txt": `token=${TOKEN}\n`,
+  });
+
+const textOf = (result: unknown) =>
+  ((result as { content: { type: string; text?: string }[] }).content ?? [])
+    .map((b) => b.text ?? "")
+    .join("\n");
+const decisionOf = (result: unknown) =>
+  (result as { _meta?: Record<string, unknown> })._meta?.["rein/decision"];
+
+async function stdioClient(cwd: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [REIN_BIN, "mcp", "serve"],
+    cwd,
+    env: { ...(process.env as Record<string, string>), NO_COLOR: "1", REIN_CACHE_DIR: cacheRoot },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const client = new Client({ name: "rein-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+describe("rein mcp serve", { timeout: 90_000 }, () => {
+  it("lists, allows, denies with the reason, denies an ask without a terminal, redacts, and records for replay", async () => {
+    const dir = newProject();
+    const { client, transport, stderr } = await stdioClient(dir);
+    const pid = transport.pid as number;
+    const upstream = childrenOf(pid, "server-filesystem");
+    expect(upstream).toHaveLength(1);
+    try {
+      const { tools } = await client.listTools();
+      const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+      expect(Object.keys(byName)).toEqual(expect.arrayContaining(["read", "write", "mcp__fs__write_file"]));
+      expect(byName.mcp__fs__read_text_file?.annotations).toMatchObject({ readOnlyHint: true });
+      expect(byName.mcp__fs__write_file?.inputSchema).toMatchObject({
+        type: "object",
+        required: ["path", "content"],
+      });
+
+      const allowed = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: "notes/a.txt", content: "hi" },
+      });
+      expect(allowed.isError).toBe(false);
+      expect(decisionOf(allowed)).toMatchObject({ decision: "allow", by: "policy:notes" });
+      expect(readFileSync(join(dir, "notes/a.txt"), "utf8")).toBe("hi");
+
+      const denied = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: "secrets/k.txt", content: "x" },
+      });
+      expect(denied.isError).toBe(true);
+      expect(decisionOf(denied)).toMatchObject({ decision: "deny", by: "policy:secrets" });
+      expect(textOf(denied)).toContain("secrets stay put");
+      expect(existsSync(join(dir, "secrets/k.txt"))).toBe(false);
+
+      // No rule: risk "write" asks, and a server on stdio has no terminal to ask on.
+      const asked = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: "other.txt", content: "x" },
+      });
+      expect(asked.isError).toBe(true);
+      expect(decisionOf(asked)).toMatchObject({
+        decision: "deny",
+        by: "permissions",
+        askedBy: "harness:default",
+      });
+      expect(textOf(asked)).toMatch(/no terminal/);
+      expect(existsSync(join(dir, "other.txt"))).toBe(false);
+
+      const read = await client.callTool({ name: "read", arguments: { path: "creds.txt" } });
+      expect(textOf(read)).toContain("[redacted:github-token]");
+      expect(textOf(read)).not.toContain(TOKEN);
+
+      const unknown = await client.callTool({ name: "nope", arguments: {} });
+      expect(unknown.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(() => process.kill(pid, 0)).toThrow();
+    // The upstream MCP server went with it.
+    expect(() => process.kill(upstream[0] as number, 0)).toThrow();
+    const session = /session ([0-9a-f-]{36})/.exec(stderr())?.[1];
+    expect(session, stderr()).toBeDefined();
+    const replay = await rein(["replay", "--json", session as string], dir);
+    expect(replay.code).toBe(0);
+    const lines = replay.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; recorded: string; now: string; by: string });
+    expect(lines.map((line) => [line.tool, line.recorded, line.now])).toEqual(
+      [
+        ["mcp__fs__write_file", "allow", "allow"],
+        ["mcp__fs__write_file", "deny", "deny"],
+        ["mcp__fs__write_file", "ask", "ask"],
+        ["read", "allow", "allow"],
+        ["nope", "unknown", "deny"],
+      ].filter((line) => line[0] !== "nope"),
+    );
+    expect(
+      readFileSync(join(dir, ".rein/sessions", `${readSessionFile(dir, session as string)}`), "utf8"),
+    ).not.toContain(TOKEN);
+  });
+
+  it("hides tools the gates deny outright when mcpServe.hideDenied is set, and still denies them by name", async () => {
+    const dir = newProject("mcpServe: { hideDenied: true },");
+    const { client } = await stdioClient(dir);
+    try {
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).not.toContain("mcp__fs__move_file");
+      expect(names).toContain("mcp__fs__write_file");
+      const moved = await client.callTool({
+        name: "mcp__fs__move_file",
+        arguments: { source: "creds.txt", destination: "c.txt" },
+      });
+      expect(decisionOf(moved)).toMatchObject({ decision: "deny", by: "policy:no-moves" });
+      expect(existsSync(join(dir, "creds.txt"))).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("guard's session budget counts across calls: once spent, calls are refused before any gate; audit logs each decision", async () => {
+    const dir = newProject("", "[guard, { perSession: { maxToolCalls: 2 } }], audit,");
+    const { client } = await stdioClient(dir);
+    const results: unknown[] = [];
+    try {
+      for (const name of ["1", "2", "3"]) {
+        results.push(
+          await client.callTool({
+            name: "mcp__fs__write_file",
+            arguments: { path: `notes/${name}.txt`, content: name },
+          }),
+        );
+      }
+      results.push(await client.callTool({ name: "read", arguments: { path: "creds.txt" } }));
+    } finally {
+      await client.close();
+    }
+    const [first, second, third, fourth] = results;
+    expect(decisionOf(first)).toMatchObject({ decision: "allow" });
+    expect(decisionOf(second)).toMatchObject({ decision: "allow" });
+    for (const refused of [third, fourth]) {
+      expect((refused as { isError: boolean }).isError).toBe(true);
+      expect((refused as { _meta: Record<string, unknown> })._meta["rein/status"]).toBe("blocked");
+      expect(textOf(refused)).toMatch(/session budget exhausted: 2 of max 2 tool calls/);
+    }
+    expect(existsSync(join(dir, "notes/2.txt"))).toBe(true);
+    expect(existsSync(join(dir, "notes/3.txt"))).toBe(false);
+    const audited = readFileSync(join(dir, ".rein/audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; decision: string });
+    expect(audited.map((line) => [line.tool, line.decision])).toEqual([
+      ["mcp__fs__write_file", "allow"],
+      ["mcp__fs__write_file", "allow"],
+    ]);
+  });
+
+  it("runs a client's call exactly once, even when a plugin queues a follow-up message after it", async () => {
+    const dir = project({
+      "rein.config.ts": `import { defineConfig, definePlugin, defineTool, Type } from "@rein/sdk";
+import { appendFileSync } from "node:fs";
+
+const counter = definePlugin({
+  name: "counter",
+  setup(rein) {
+    rein.registerTool(defineTool({
+      name: "count",
+      description: "appends a line to count.txt",
+      parameters: Type.Object({}),
+      risk: "read",
+      execute: () => {
+        appendFileSync("count.txt", "x\\n");
+        return { content: [{ type: "text", text: "counted" }] };
+      },
+    }));
+    rein.hooks.toolResult.tap("counter", (result, context) => {
+      context.queues.followUp("a note from a plugin");
+      return result;
+    });
+  },
+});
+
+export default defineConfig({ plugins: [counter] });
+`,
+    });
+    const { client } = await stdioClient(dir);
+    try {
+      const result = await client.callTool({ name: "count", arguments: {} });
+      expect(textOf(result)).toBe("counted");
+      const again = await client.callTool({ name: "count", arguments: {} });
+      expect(textOf(again)).toBe("counted");
+    } finally {
+      await client.close();
+    }
+    expect(readFileSync(join(dir, "count.txt"), "utf8")).toBe("x\nx\n");
+  });
+
+  it("tells the client when an upstream server's tool list changes", async () => {
+    const fixture = join(repo, "packages/plugins/tools-mcp/test/fixtures/changing-server.mjs");
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+import mcp from ${JSON.stringify(dist("tools-mcp"))};
+export default defineConfig({
+  plugins: [[mcp, { servers: { fx: { command: process.execPath, args: [${JSON.stringify(fixture)}] } } }]],
+});
+`,
+    });
+    const { client } = await stdioClient(dir);
+    try {
+      let changed = 0;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed++;
+      });
+      const before = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(before).not.toContain("mcp__fx__extra");
+      const added = await client.callTool({ name: "mcp__fx__add_extra", arguments: {} });
+      expect(added.isError).toBe(false);
+      const started = Date.now();
+      while (changed === 0 && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 25));
+      expect(changed).toBeGreaterThan(0);
+      const after = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(after).toContain("mcp__fx__extra");
+      expect(textOf(await client.callTool({ name: "mcp__fx__extra", arguments: {} }))).toBe("extra ran");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("rein tools and rein doctor list MCP servers, their tools and risks, and why one failed", async () => {
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+import mcp from ${JSON.stringify(dist("tools-mcp"))};
+export default defineConfig({
+  model: { script: [] },
+  plugins: [[mcp, { servers: {
+    fs: { command: process.execPath, args: [${JSON.stringify(fsServerScript)}, "."] },
+    broken: { command: process.execPath, args: ["-e", "console.error('cannot find config.json'); process.exit(2)"] },
+  } }]],
+});
+`,
+    });
+    const tools = await rein(["tools"], dir);
+    expect(tools.code).toBe(0);
+    expect(tools.stdout).toMatch(/mcp__fs__write_file {2}active {2}risk write {2}from @rein\/tools-mcp/);
+    expect(tools.stdout).toMatch(/✓ fs: ready, 14 tools \(read 10, write 4\)/);
+    expect(tools.stdout).toMatch(
+      /✗ broken: failed, 0 tools[\s\S]*exited with code 2; stderr: cannot find config.json/,
+    );
+    const doctor = await rein(["doctor"], dir);
+    expect(doctor.code).toBe(2);
+    expect(doctor.stdout).toMatch(/✓ mcp +fs: ready/);
+    expect(doctor.stdout).toMatch(/✗ mcp +broken: failed[\s\S]*cannot find config.json/);
+  });
+
+  it("serves Streamable HTTP on 127.0.0.1 only with the bearer token", async () => {
+    const dir = newProject();
+    const child = spawnRein(["mcp", "serve", "--http", "0"], dir, { REIN_MCP_TOKEN: "test-token-123" });
+    let stderr = "";
+    child.stderr?.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      const started = Date.now();
+      while (!/listening on (\S+)/.test(stderr)) {
+        if (Date.now() - started > 60_000) throw new Error(`no listener: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const url = new URL((/listening on (\S+)/.exec(stderr) as RegExpExecArray)[1] as string);
+      expect(url.hostname).toBe("127.0.0.1");
+      expect(stderr).not.toContain("test-token-123");
+      const anonymous = await fetch(url, {
+        method: "POST",
+        body: "{}",
+        headers: { "content-type": "application/json" },
+      });
+      expect(anonymous.status).toBe(401);
+      const wrong = await fetch(url, {
+        method: "POST",
+        body: "{}",
+        headers: { authorization: "Bearer nope" },
+      });
+      expect(wrong.status).toBe(401);
+
+      const client = new Client({ name: "rein-test", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: { headers: { authorization: "Bearer test-token-123" } },
+        }),
+      );
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain("mcp__fs__write_file");
+      const denied = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: "secrets/k.txt", content: "x" },
+      });
+      expect(decisionOf(denied)).toMatchObject({ decision: "deny", by: "policy:secrets" });
+      const allowed = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: "notes/h.txt", content: "via http" },
+      });
+      expect(allowed.isError).toBe(false);
+      expect(readFileSync(join(dir, "notes/h.txt"), "utf8")).toBe("via http");
+      await client.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+  });
+});
+
+function readSessionFile(dir: string, id: string): string {
+  return readdirSync(join(dir, ".rein/sessions")).find((name) => name.includes(id)) as string;
+}
+
+/** Live children of `parent` whose command line contains `needle`. */
+function childrenOf(parent: number, needle: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) !== parent || fields[0] === "Z") continue;
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle)) found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}

@@ -1,0 +1,79 @@
+import { mkdtempSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const require = createRequire(import.meta.url);
+
+/** The entry script of an MCP server package installed as a devDependency (never fetched). */
+export const serverScript = (pkg: "server-everything" | "server-filesystem"): string =>
+  require.resolve(`@modelcontextprotocol/${pkg}/dist/index.js`);
+
+export const everythingServer = () => ({
+  command: process.execPath,
+  args: [serverScript("server-everything"), "stdio"],
+});
+
+export const filesystemServer = (root: string) => ({
+  command: process.execPath,
+  args: [serverScript("server-filesystem"), root],
+  cwd: root,
+});
+
+export const fixtureServer = (...args: string[]) => ({
+  command: process.execPath,
+  args: [join(import.meta.dirname, "fixtures", "changing-server.mjs"), ...args],
+});
+
+export const tempDir = (): string => realpathSync(mkdtempSync(join(tmpdir(), "rein-mcp-")));
+
+/** Whether a process exists and is not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^\d+ \(.*\) [ZX] /s.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** Every live process whose process group is `pgid` (a stdio server and what it started). */
+export function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z") members.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return members;
+}
+
+export async function until(check: () => boolean, timeoutMs = 10_000, what = "condition"): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Live child processes of this process whose command line contains `needle`. */
+export function childrenRunning(needle: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) !== process.pid || fields[0] === "Z") continue;
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle)) found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
