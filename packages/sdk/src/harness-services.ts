@@ -17,7 +17,9 @@ export function bindRein(rein: object, harness: AgentHarness): void {
 
 /** The harness a `rein` object (or a harness itself) belongs to. */
 function harnessOf(owner: object): AgentHarness | undefined {
-  return harnessOfRein.get(owner) ?? (services.has(owner as AgentHarness) ? (owner as AgentHarness) : undefined);
+  return (
+    harnessOfRein.get(owner) ?? (services.has(owner as AgentHarness) ? (owner as AgentHarness) : undefined)
+  );
 }
 
 /** The harness's instance of a service, created on first use. `owner`: a `rein` object or a harness. */

@@ -84,6 +84,7 @@ export {
   type ToolCallProbe,
 } from "./evaluate-tool-call.js";
 export { configView, sessionFacade } from "./harness-views.js";
+export { type LogLevel, type LogRecord, type LogSink, type PluginLogger, stderrSink } from "./logger.js";
 export {
   type WalkEntry,
   type WalkExclusion,
@@ -109,7 +110,6 @@ export {
   realpathLoose,
   resolvePath,
 } from "./paths/resolve.js";
-export { type LogLevel, type LogRecord, type LogSink, type PluginLogger, stderrSink } from "./logger.js";
 export {
   type AnyReinPlugin,
   type Cleanup,

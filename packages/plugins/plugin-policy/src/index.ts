@@ -9,8 +9,9 @@
  * harness records `by: "policy:rules[3]"`. See README.md.
  */
 import path from "node:path";
-import { definePlugin, SdkError, type Static, Type } from "@rein/sdk";
+import { definePlugin, SdkError, type Static, Type, walkExclusions } from "@rein/sdk";
 import { parseSpec } from "./grammar.js";
+import { type Where, walkExclusion } from "./paths.js";
 import {
   type CallLike,
   type CompiledRule,
@@ -19,9 +20,9 @@ import {
   kindOf,
   ruleMatches,
   type ToolKinds,
-  type Where,
 } from "./rules.js";
 
+export { factUnits, pathCandidates, type Where, walkExclusion } from "./paths.js";
 export {
   type CallLike,
   type CompiledRule,
@@ -30,11 +31,9 @@ export {
   type Decision,
   evaluateRules,
   type PolicyVerdict,
-  pathCandidates,
   type RuleInput,
   ruleMatches,
   type ToolKinds,
-  type Where,
 } from "./rules.js";
 export { partCandidates, splitCommand } from "./shell.js";
 
@@ -164,6 +163,13 @@ export default definePlugin({
     if (rules.length === 0) return;
     rein.hooks.toolGate.tap(PLUGIN_NAME, (call, context) =>
       evaluateRules(rules, call, kinds, where(context.config.cwd)),
+    );
+    // The same rules reach inside walks: grep, find and ls leave out what they deny.
+    rein.onDispose(
+      walkExclusions(rein).add(
+        rein.plugin.name,
+        walkExclusion(rules, () => where(rein.config.cwd)),
+      ),
     );
     rein.logger.debug(`${rules.length} rule(s) loaded`);
   },

@@ -69,6 +69,7 @@ export async function checkEntry(
   if (scope.exclusions && scope.exclusions.size > 0) {
     const why = scope.exclusions.excluded({
       tool: scope.tool,
+      walked: lexical,
       relative: toDisplay(path.relative(scope.project, lexical)),
       realRelative: toDisplay(path.relative(scope.project, real)),
       absolute: real,

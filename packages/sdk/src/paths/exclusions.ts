@@ -13,6 +13,8 @@ import { sharedService } from "../harness-services.js";
 /** One entry of a walk: the walking tool, the path as walked and its real location. */
 export interface WalkEntry {
   tool: string;
+  /** Absolute path as the walk reached it (symlinks not resolved). */
+  walked: string;
   /** Relative to the project root, `/` separators, as the walk reached it. */
   relative: string;
   /** Canonical (symlinks resolved) relative to the project root. */
