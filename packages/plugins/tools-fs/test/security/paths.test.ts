@@ -81,12 +81,13 @@ async function attempt(
     .find((m): m is Extract<AgentMessage, { role: "toolResult" }> => m.role === "toolResult");
   if (!result) throw new Error("no tool result");
   const text = result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+  const decision = t.decisions()[0]?.decision;
   await t.dispose();
   t = undefined;
   return {
     text,
     isError: result.isError === true,
-    ...(result.decision ? { decision: result.decision.decision } : {}),
+    ...(decision ? { decision } : {}),
   };
 }
 
