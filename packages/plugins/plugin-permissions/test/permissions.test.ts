@@ -114,7 +114,12 @@ describe("terminal prompt", () => {
       .filter((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE);
     expect(grants).toHaveLength(1);
     expect(grants[0]).toMatchObject({
-      data: { tool: "bash", askedBy: "house:push", scope: "exact", mac: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      data: {
+        tool: "bash",
+        askedBy: "house:push",
+        scope: "exact",
+        mac: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
     });
   });
 
@@ -198,12 +203,14 @@ describe("session grants persist", () => {
       tools,
       session,
     });
-    expect(await t2.checkToolCall({ name: "bash", args: { command: "git push origin main" } })).toMatchObject({
-      decision: "allow",
-      by: "permissions",
-      askedBy: "house:push",
-      reason: expect.stringMatching(/^allowed for this session/),
-    });
+    expect(await t2.checkToolCall({ name: "bash", args: { command: "git push origin main" } })).toMatchObject(
+      {
+        decision: "allow",
+        by: "permissions",
+        askedBy: "house:push",
+        reason: expect.stringMatching(/^allowed for this session/),
+      },
+    );
     expect(term.shown()).toBe("");
   });
 });
