@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { createSessionHeader, JsonlStorage, Session } from "@rein/harness";
-import { definePlugin, defineTool, Type } from "@rein/sdk";
+import { definePlugin, defineTool, type ToolCallFacts, Type } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPermissionsPlugin, GRANT_ENTRY_TYPE, type PromptIO } from "../../src/index.js";
@@ -43,10 +43,8 @@ const bash = defineTool({
   description: "Run a shell command",
   risk: "exec",
   parameters: Type.Object({ command: Type.String() }),
-  inspect: (args) => {
-    const facts = { command: commandFacts(args.command) };
-    return facts;
-  },
+  // `facts.command` is declared by @rein/sdk/shell; this stand-in builds the same shape.
+  inspect: (args) => ({ command: commandFacts(args.command) }) as unknown as ToolCallFacts,
   execute: (args) => {
     ran.push(args.command);
     return { content: [{ type: "text", text: "ok" }] };
