@@ -9,7 +9,7 @@
  * harness records `by: "policy:rules[3]"`. See README.md.
  */
 import path from "node:path";
-import { definePlugin, SdkError, type Static, Type, walkExclusions } from "@rein/sdk";
+import { definePlugin, SdkError, type Static, Type, textMasks, walkExclusions } from "@rein/sdk";
 import { parseSpec } from "./grammar.js";
 import { type Where, walkExclusion } from "./paths.js";
 import {
@@ -161,9 +161,12 @@ export default definePlugin({
     const rules = compilePolicy(options, where(rein.config.cwd), rein.plugin.name);
     const kinds: ToolKinds = { pathTools: options.pathTools, shellTools: options.shellTools };
     if (rules.length === 0) return;
-    rein.hooks.toolGate.tap(PLUGIN_NAME, (call, context) =>
-      evaluateRules(rules, call, kinds, where(context.config.cwd)),
-    );
+    const masks = textMasks(rein);
+    rein.hooks.toolGate.tap(PLUGIN_NAME, (call, context) => {
+      const verdict = evaluateRules(rules, call, kinds, where(context.config.cwd));
+      // A reason quotes the call; a redaction plugin's mask keeps secrets in it from the model.
+      return verdict && masks.size > 0 ? { ...verdict, reason: masks.mask(verdict.reason) } : verdict;
+    });
     // The same rules reach inside walks: grep, find and ls leave out what they deny.
     rein.onDispose(
       walkExclusions(rein).add(

@@ -170,7 +170,8 @@ function readText(
   let note: string | undefined;
   if (kept === 0) {
     // The first line alone is over the byte limit: show its beginning.
-    const line = selection[0] ?? "";
+    // Masked before the cut: a secret is never shown in part (invariant 7).
+    const line = options.masks ? options.masks.mask(selection[0] ?? "") : (selection[0] ?? "");
     body = cutToBytes(line, options.maxBytes);
     end = start;
     note =
