@@ -108,7 +108,12 @@ describe("strictest wins", () => {
       { rule: "ping(*)", decision: "deny", reason: "no network" },
     ]);
     expect((await checkToolCall(h, { name: "bash", args: { command: "" } })).decision).toBe("deny");
-    expect((await checkToolCall(h, { name: "ping", args: {}, risk: "network" })).by).toBe("policy:rules[1]");
+    const ping = await checkToolCall(
+      h,
+      { name: "ping", args: {}, risk: "network" },
+      { unregistered: "evaluate" },
+    );
+    expect(ping.by).toBe("policy:rules[1]");
   });
 
   it("matches other tools' string arguments with * wildcards", async () => {
