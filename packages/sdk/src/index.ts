@@ -99,6 +99,7 @@ export {
   pathFact,
   type ResolvedPathFacts,
 } from "./paths/facts.js";
+export { type ProtectedFiles, protectedFiles } from "./paths/protected.js";
 export {
   isInside,
   lexicalRelative,

@@ -3,7 +3,7 @@
  * confined to a root directory. The default export is the plugin; `createFsTools`
  * returns the same tools as a plain array (a tool pack) for hosts that list tools.
  */
-import { type AnyAgentTool, definePlugin, Type, textMasks, walkExclusions } from "@rein/sdk";
+import { type AnyAgentTool, definePlugin, protectedFiles, Type, textMasks, walkExclusions } from "@rein/sdk";
 import { type FsToolsOptions, resolveOptions } from "./shared.js";
 import { createEditTool } from "./tools/edit.js";
 import { createFindTool } from "./tools/find.js";
@@ -64,7 +64,12 @@ export default definePlugin({
   options: fsToolsOptionsSchema,
   setup(rein, options) {
     // Walks honour the harness's path rules, and grep masks lines before cutting them.
-    const tools = createFsTools({ ...options, exclusions: walkExclusions(rein), masks: textMasks(rein) });
+    const tools = createFsTools({
+      ...options,
+      exclusions: walkExclusions(rein),
+      masks: textMasks(rein),
+      protectedFiles: protectedFiles(rein),
+    });
     for (const tool of tools) rein.registerTool(tool);
   },
 });

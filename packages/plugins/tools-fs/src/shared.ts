@@ -2,7 +2,13 @@
  * What every file tool shares: resolved options, the error-result shape, byte
  * helpers and the head truncation used for listings.
  */
-import { isSdkError, type TextMasks, type ToolResult, type WalkExclusions } from "@rein/sdk";
+import {
+  isSdkError,
+  type ProtectedFiles,
+  type TextMasks,
+  type ToolResult,
+  type WalkExclusions,
+} from "@rein/sdk";
 import { ToolInputError } from "./paths.js";
 
 export interface FsToolsOptions {
@@ -23,6 +29,8 @@ export interface FsToolsOptions {
   exclusions?: WalkExclusions;
   /** Text masks applied before grep cuts a long line (the plugin wires the harness's). */
   masks?: TextMasks;
+  /** Files the host protects (config, loaded plugin files); the plugin wires the harness's. */
+  protectedFiles?: ProtectedFiles;
 }
 
 /**
@@ -46,6 +54,7 @@ export interface ResolvedFsOptions {
   protectedPaths: readonly string[];
   exclusions: WalkExclusions | undefined;
   masks: TextMasks | undefined;
+  protectedFiles: ProtectedFiles | undefined;
 }
 
 export const DEFAULT_MAX_BYTES = 50 * 1024;
@@ -61,6 +70,7 @@ export function resolveOptions(options: FsToolsOptions = {}): ResolvedFsOptions 
     protectedPaths: options.protectedPaths ?? PROTECTED_PATHS,
     exclusions: options.exclusions,
     masks: options.masks,
+    protectedFiles: options.protectedFiles,
   };
 }
 

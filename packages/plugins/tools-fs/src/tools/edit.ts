@@ -45,7 +45,7 @@ function occurrenceLines(text: string, needle: string): number[] {
 }
 
 export function createEditTool(options: ResolvedFsOptions) {
-  const refuseProtected = protectedCheck(options.protectedPaths);
+  const refuseProtected = protectedCheck(options.protectedPaths, options.protectedFiles);
   return defineTool<typeof parameters, EditDetails>({
     name: "edit",
     label: "Edit file",
@@ -66,7 +66,7 @@ export function createEditTool(options: ResolvedFsOptions) {
         async () => {
           const root = resolveRoot(ctx.cwd, options.root);
           const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
-          refuseProtected(target.relative, args.path);
+          refuseProtected(target, args.path);
           if (args.oldText === "") {
             return errorResult(
               "oldText is empty; give the exact text to replace (use write to create a file)",

@@ -19,7 +19,7 @@ const parameters = Type.Object({
 });
 
 export function createWriteTool(options: ResolvedFsOptions) {
-  const refuseProtected = protectedCheck(options.protectedPaths);
+  const refuseProtected = protectedCheck(options.protectedPaths, options.protectedFiles);
   return defineTool<typeof parameters, WriteDetails>({
     name: "write",
     label: "Write file",
@@ -41,7 +41,7 @@ export function createWriteTool(options: ResolvedFsOptions) {
         async () => {
           const root = resolveRoot(ctx.cwd, options.root);
           const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
-          refuseProtected(target.relative, args.path);
+          refuseProtected(target, args.path);
           if (target.display === ".") return errorResult(`path ${JSON.stringify(args.path)} is a directory`);
           if (ctx.signal.aborted) return errorResult("aborted; nothing was written");
           // Created inside a verified directory descriptor; written through the verified file descriptor.

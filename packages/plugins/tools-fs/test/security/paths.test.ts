@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import policy from "@rein/plugin-policy";
-import type { AgentMessage } from "@rein/sdk";
+import { type AgentMessage, definePlugin, protectedFiles } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import fsTools from "../../src/index.js";
@@ -249,5 +249,38 @@ describe("every walk result is checked on its real path (invariant 3)", () => {
     expect(await checkEntry(scope, join(w.real, "src/leak.txt"))).toBe("outside");
     expect(await checkEntry(scope, join(w.real, "src/gone.txt"))).toBe("outside");
     expect(await checkEntry(scope, join(w.real, "src/a.ts"))).toEqual({ real: join(w.real, "src/a.ts") });
+  });
+});
+
+describe("files the host protects (its config and the plugin files it loaded)", () => {
+  it("write and edit refuse them under any spelling; other files stay writable", async () => {
+    const w = world();
+    writeFiles(w.real, { "plugins/no-secrets.ts": "export default {};\n" });
+    symlinkSync("plugins", join(w.real, "p"));
+    const host = definePlugin({
+      name: "host",
+      setup(rein) {
+        rein.onDispose(protectedFiles(rein).add("rein", [join(w.real, "plugins/no-secrets.ts")]));
+      },
+    });
+    for (const [tool, args] of [
+      ["write", { path: "plugins/no-secrets.ts", content: "pwned" }],
+      ["write", { path: "p/no-secrets.ts", content: "pwned" }],
+      ["edit", { path: "./plugins/../p/no-secrets.ts", oldText: "{}", newText: "{ x }" }],
+    ] as const) {
+      t = await createTestHarness({
+        plugins: [host, fsTools],
+        config: { cwd: w.cwd },
+        script: [{ toolCalls: [{ name: tool, args }] }, "done"],
+      });
+      await t.prompt("go");
+      const result = t.messages().find((m) => m.role === "toolResult");
+      expect(JSON.stringify(result?.content), `${tool} ${args.path}`).toContain(
+        "is protected (rein loaded it",
+      );
+      await t.dispose();
+      t = undefined;
+    }
+    expect(readFileSync(join(w.real, "plugins/no-secrets.ts"), "utf8")).toBe("export default {};\n");
   });
 });
