@@ -124,7 +124,14 @@ type Answer = "once" | "session" | "deny";
 export { argsHash, canonicalJson };
 
 /** How the call reads in policy-rule grammar: `bash(git push)`, `write(src/a.ts)`, or the bare tool name. */
-export function ruleFor(call: Pick<ToolGateCall, "name" | "args">): string {
+export function ruleFor(
+  call: Pick<ToolGateCall, "name" | "args"> & { facts?: ToolGateCall["facts"] },
+): string {
+  // A path rule is spelled on the canonical path the gates saw (src/link -> ../.env reads .env).
+  const [only, ...more] = call.facts?.paths ?? [];
+  if (only && more.length === 0 && only.inside && !only.relative.startsWith("..")) {
+    return `${call.name}(${only.relative})`;
+  }
   for (const key of ["command", "path"]) {
     const value = call.args[key];
     if (typeof value === "string" && !value.includes("\n")) return `${call.name}(${value})`;
