@@ -11,12 +11,14 @@
  *   absolute path, and the lexical spelling the model gave;
  * - an allow rule counts only on the canonical spelling, so `src/link -> ../.env`
  *   is never allowed by `write(src/**)`;
- * - a deny or ask rule written for `read` applies to every call that touches the
- *   path (any tool with path facts), and through the exclusions to every walk entry.
+ * - a deny or ask rule written for `read` with a path pattern applies to every call
+ *   that touches the path (any tool with path facts), and through the exclusions to
+ *   every walk entry; a bare `read` rule is about the read tool only.
  */
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { ResolvedPathFacts, WalkEntry } from "@rein/sdk";
+import { parseSpec } from "./grammar.js";
 import type { CompiledRule } from "./rules.js";
 
 /** Where paths are resolved (`cwd`, as tools do) and what they are matched relative to (`root`). */
@@ -76,6 +78,23 @@ export function factUnits(facts: readonly ResolvedPathFacts[], where: Where): Pa
   });
 }
 
+const scopedCache = new WeakMap<CompiledRule, boolean>();
+
+/**
+ * Whether a rule names paths (`read(.env)`, not a bare `read` or `read(*)`): only
+ * such a rule is about files, and so reaches other tools touching them.
+ */
+export function isPathScoped(rule: CompiledRule): boolean {
+  let scoped = scopedCache.get(rule);
+  if (scoped === undefined) {
+    const parsed = parseSpec(rule.spec);
+    const pattern = typeof parsed === "string" ? undefined : parsed.pattern?.trim();
+    scoped = pattern !== undefined && pattern !== "" && pattern !== "*" && pattern !== "**";
+    scopedCache.set(rule, scoped);
+  }
+  return scoped;
+}
+
 /** The candidates of one walk entry: as walked and as real, relative to the policy root and absolute. */
 export function entryCandidates(entry: WalkEntry, where: Where): string[] {
   const root = realRoot(where.root);
@@ -102,7 +121,7 @@ export function walkExclusion(
     const candidates = entryCandidates(entry, where());
     const unit = { display: entry.relative, candidates };
     for (const rule of guarding) {
-      if (!rule.appliesTo(entry.tool) && !rule.appliesTo("read")) continue;
+      if (!rule.appliesTo(entry.tool) && !(rule.appliesTo("read") && isPathScoped(rule))) continue;
       if (rule.matchUnit(unit, "path") !== undefined) return `${rule.label} (${rule.spec})`;
     }
     return undefined;

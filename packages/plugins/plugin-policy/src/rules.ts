@@ -18,7 +18,7 @@
 import type { ResolvedPathFacts } from "@rein/sdk";
 import picomatch from "picomatch";
 import { escapeRegExp, type ParsedSpec, parseSpec, toolNameMatcher } from "./grammar.js";
-import { factUnits, pathCandidates, type Where } from "./paths.js";
+import { factUnits, isPathScoped, pathCandidates, type Where } from "./paths.js";
 import { partCandidates, splitCommand } from "./shell.js";
 
 export type Decision = "allow" | "ask" | "deny";
@@ -86,12 +86,15 @@ const hasPathFacts = (call: CallLike | undefined) => (call?.facts?.paths?.length
 
 /**
  * The rules that apply to a call: by tool name, plus every deny or ask rule
- * written for `read` when the call touches paths (its facts name them).
+ * written for `read` with a path pattern when the call touches paths (its facts
+ * name them): a rule about a file holds whichever tool touches it.
  */
 function applicableRules(rules: readonly CompiledRule[], call: CallLike): CompiledRule[] {
   const touches = hasPathFacts(call);
   return rules.filter(
-    (rule) => rule.appliesTo(call.name) || (touches && rule.decision !== "allow" && rule.appliesTo("read")),
+    (rule) =>
+      rule.appliesTo(call.name) ||
+      (touches && rule.decision !== "allow" && rule.appliesTo("read") && isPathScoped(rule)),
   );
 }
 
