@@ -408,7 +408,7 @@ describe("path rules on canonical facts", () => {
       ["read", "link"],
       ["grep", ".env"],
       ["write", "./link"],
-    ]) {
+    ] as const) {
       expect(await t.checkToolCall({ name, args: { path } }), `${name} ${path}`).toMatchObject({
         decision: "deny",
         by: "policy:env",
