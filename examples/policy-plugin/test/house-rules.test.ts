@@ -1,4 +1,7 @@
-import { definePlugin, defineTool, Type } from "@rein/sdk";
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { definePlugin, defineTool, type ToolCallFacts, Type } from "@rein/sdk";
 import { checkToolCall, createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import houseRules from "../src/index.js";
@@ -9,16 +12,36 @@ const writeFile = defineTool({
   description: "Write a file",
   risk: "write",
   parameters: Type.Object({ path: Type.String(), content: Type.String() }),
+  paths: { path: "file" },
   execute: (args) => {
     written.push(args.path);
     return { content: [{ type: "text", text: `wrote ${args.path}` }] };
   },
 });
+/**
+ * A bash stand-in whose `inspect` gives `facts.command` in the shape @rein/sdk/shell
+ * produces (split on ; && || |, `sudo` unwrapped, `$(` or backticks unknown), so
+ * these tests pin the plugin, not a parser.
+ */
 const bash = defineTool({
   name: "bash",
   description: "Run a shell command",
   risk: "exec",
   parameters: Type.Object({ command: Type.String() }),
+  inspect: (args) => {
+    const unknown = /\$\(|`/.test(args.command)
+      ? [{ reason: "command substitution", text: args.command }]
+      : [];
+    const commands = args.command
+      .split(/&&|\|\||;|\|/)
+      .map((part) => part.trim().split(/\s+/).filter(Boolean))
+      .filter((argv) => argv.length > 0)
+      .map((argv) => {
+        const wrappers = argv[0] === "sudo" ? [argv.shift() as string] : [];
+        return { argv, assignments: [], redirections: [], wrappers };
+      });
+    return { command: { source: args.command, commands, unknown } } as unknown as ToolCallFacts;
+  },
   execute: (args) => ({ content: [{ type: "text", text: `ran ${args.command}` }] }),
 });
 
@@ -55,6 +78,31 @@ describe("house-rules", () => {
     t = await createTestHarness({ plugins: [houseRules], tools: [writeFile] });
     const verdict = await checkToolCall(t, { name: "write", args: { path: "src/../.env", content: "" } });
     expect(verdict.decision).toBe("deny");
+  });
+
+  it("decides on canonical paths: a link inside src/ to ../.env is outside", async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "house-rules-")));
+    mkdirSync(join(cwd, "src"));
+    writeFileSync(join(cwd, ".env"), "");
+    symlinkSync("../.env", join(cwd, "src/cfg"));
+    t = await createTestHarness({ plugins: [houseRules], tools: [writeFile], config: { cwd } });
+    const verdict = await t.checkToolCall({ name: "write", args: { path: "src/cfg", content: "" } });
+    expect(verdict).toMatchObject({ decision: "deny", by: "house-rules:outside-writable-roots" });
+    expect(verdict.facts.paths?.[0]).toMatchObject({ input: "src/cfg", relative: ".env" });
+    expect(verdict.reason).toBe("src/cfg (really .env) is outside src");
+  });
+
+  it("asks about git push wherever it hides in a compound command or behind sudo", async () => {
+    t = await createTestHarness({ plugins: [houseRules], tools: [bash] });
+    for (const command of ["git status && git push", "sudo git push", "/usr/bin/git -C x push origin"]) {
+      const verdict = await t.checkToolCall({ name: "bash", args: { command } }, { skipPermission: true });
+      expect(verdict, command).toMatchObject({ decision: "ask", by: "house-rules:ask-before" });
+    }
+    const hidden = await t.checkToolCall(
+      { name: "bash", args: { command: "echo $(git push)" } },
+      { skipPermission: true },
+    );
+    expect(hidden).toMatchObject({ decision: "ask", by: "house-rules:not-understood" });
   });
 
   it("honours configured writable roots", async () => {

@@ -24,6 +24,8 @@ export const SdkErrorCode = {
   pluginDisposed: "plugin_disposed",
   /** A plugin asked for something the SDK deliberately does not offer (e.g. hook interceptors). */
   unsupported: "unsupported",
+  /** A path argument cannot be resolved (NUL byte, too long, a symlink loop, not a string). */
+  invalidPath: "invalid_path",
 } as const;
 
 export type SdkErrorCode = (typeof SdkErrorCode)[keyof typeof SdkErrorCode];
@@ -142,3 +144,10 @@ export const unsupported = (plugin: string, what: string, hook?: string) =>
     plugin,
     ...(hook === undefined ? {} : { hook }),
   });
+
+export const invalidPath = (input: unknown, problem: string, tool?: string) =>
+  new SdkError(
+    SdkErrorCode.invalidPath,
+    `path ${typeof input === "string" ? JSON.stringify(input.length > 80 ? `${input.slice(0, 80)}...` : input) : String(input)} ${problem}`,
+    tool === undefined ? {} : { tool },
+  );

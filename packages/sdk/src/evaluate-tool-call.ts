@@ -44,6 +44,13 @@ export interface EvaluateToolCallOptions {
   skipPermission?: boolean;
   /** Passed to the taps as `context.signal`. */
   signal?: AbortSignal;
+  /**
+   * A tool the harness does not have: `evaluate` runs the gates on a stand-in (how
+   * `rein replay` re-decides calls to removed tools); `refuse` denies it by
+   * `harness` as a run would ("unknown tool"). Default `evaluate`; the testing
+   * kit's `checkToolCall` defaults to `refuse`, so a typo is never an allow.
+   */
+  unregistered?: "evaluate" | "refuse";
 }
 
 export interface ToolCallEvaluation {
@@ -60,6 +67,8 @@ export interface ToolCallEvaluation {
   askedBy?: string;
   /** Whether the harness has a tool of that name (arguments are validated only then). */
   registered: boolean;
+  /** What the tool's `inspect` found (canonical `paths`, a parsed `command`); `{}` without one. */
+  facts: Readonly<ToolCallFacts>;
 }
 
 /** Anything that holds a harness: the harness itself or a test harness. */
@@ -102,7 +111,12 @@ export async function evaluateToolCall(
     reason,
     args,
     registered: registered !== undefined,
+    facts: NO_FACTS,
   });
+  if (!registered && options.unregistered === "refuse") {
+    const available = harness.tools.map((t) => t.name).join(", ") || "none";
+    return refuse(call.arguments, `unknown tool "${probe.name}" (registered: ${available})`);
+  }
 
   let args = call.arguments;
   if (registered) {
@@ -150,11 +164,14 @@ export async function evaluateToolCall(
   const gate =
     (await runToolGate(harness.hooks, gateCall, context)) ??
     resolveDefaultVerdict(harness.defaultToolVerdict, gateCall);
-  const result = (fields: Omit<ToolCallEvaluation, "args" | "gate" | "registered">): ToolCallEvaluation => ({
+  const result = (
+    fields: Omit<ToolCallEvaluation, "args" | "gate" | "registered" | "facts">,
+  ): ToolCallEvaluation => ({
     ...fields,
     args,
     gate,
     registered: registered !== undefined,
+    facts,
   });
 
   if (gate.decision !== "ask" || options.skipPermission) {

@@ -86,6 +86,32 @@ export {
 export { configView, sessionFacade } from "./harness-views.js";
 export { type LogLevel, type LogRecord, type LogSink, type PluginLogger, stderrSink } from "./logger.js";
 export {
+  type WalkEntry,
+  type WalkExclusion,
+  type WalkExclusions,
+  walkExclusions,
+} from "./paths/exclusions.js";
+export {
+  inspectPaths,
+  type PathArgs,
+  type PathInspection,
+  type PathKind,
+  pathFact,
+  type ResolvedPathFacts,
+} from "./paths/facts.js";
+export { type ProtectedFiles, protectedFiles } from "./paths/protected.js";
+export {
+  isInside,
+  lexicalRelative,
+  MAX_NAME_BYTES,
+  MAX_PATH_BYTES,
+  type PathRoot,
+  pathRoot,
+  type ResolvedPath,
+  realpathLoose,
+  resolvePath,
+} from "./paths/resolve.js";
+export {
   type AnyReinPlugin,
   type Cleanup,
   definePlugin,
@@ -115,4 +141,5 @@ export {
   type ScriptToolCall,
   toAssistantMessage,
 } from "./scripted-model.js";
+export { type TextMask, type TextMasks, textMasks } from "./text-masks.js";
 export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";

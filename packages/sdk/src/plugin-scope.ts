@@ -19,6 +19,7 @@ import {
 } from "@rein/harness";
 import { attributedHooks, type TapRecord } from "./attributed-hooks.js";
 import { invalidTool, pluginCleanupFailed, pluginDisposed, type SdkError } from "./errors.js";
+import { bindRein } from "./harness-services.js";
 import { configView, sessionFacade } from "./harness-views.js";
 import { createPluginLogger, type LogSink } from "./logger.js";
 import type { Cleanup, Rein } from "./plugin.js";
@@ -119,7 +120,7 @@ export class PluginScope {
   private createRein(sink: LogSink): Rein {
     const harness = this.harness;
     const owner = { owner: this.name };
-    return Object.freeze({
+    const rein: Rein = Object.freeze({
       plugin: Object.freeze({ name: this.name, version: this.version }),
       hooks: attributedHooks(harness.hooks, this),
       on: <K extends EventType>(
@@ -143,5 +144,7 @@ export class PluginScope {
         this.addCleanup(cleanup);
       },
     });
+    bindRein(rein, harness);
+    return rein;
   }
 }

@@ -11,6 +11,7 @@ import type { AgentTool } from "@rein/harness";
 import { TOOL_NAME_PATTERN, TOOL_RISKS } from "@rein/harness";
 import type { TSchema } from "typebox";
 import { invalidTool } from "./errors.js";
+import { inspectPaths, type PathArgs } from "./paths/facts.js";
 
 /**
  * What `defineTool` takes: a harness tool without `owner` (the plugin host sets
@@ -19,7 +20,17 @@ import { invalidTool } from "./errors.js";
 export type ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown> = Omit<
   AgentTool<TParams, TDetails>,
   "owner"
->;
+> & {
+  /**
+   * Which arguments are paths: `{ path: "file" }` for a file the tool reads or
+   * writes, `{ path: "walk" }` for a directory it lists or searches. The generated
+   * `inspect` resolves them once into `facts.paths` (canonical, symlinks resolved),
+   * which the gates decide on and `execute` must act on.
+   */
+  paths?: PathArgs;
+  /** The directory path arguments are resolved against, relative to the working directory (default: it). */
+  pathRoot?: string;
+};
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -65,6 +76,20 @@ export function defineTool<TParams extends TSchema, TDetails = unknown>(
   if (definition.inspect !== undefined && typeof definition.inspect !== "function") {
     throw invalidTool(name, "inspect must be a function");
   }
+  const declared = definition.paths;
+  if (declared !== undefined) {
+    if (!isObject(declared)) throw invalidTool(name, 'paths must be an object such as { path: "file" }');
+    const properties = (parameters.properties ?? {}) as Record<string, unknown>;
+    for (const [arg, kind] of Object.entries(declared)) {
+      if (kind !== "file" && kind !== "walk") {
+        throw invalidTool(name, `paths.${arg} must be "file" or "walk", got ${JSON.stringify(kind)}`);
+      }
+      if (!(arg in properties)) throw invalidTool(name, `paths.${arg} names no parameter of the tool`);
+    }
+  }
+  if (definition.pathRoot !== undefined && typeof definition.pathRoot !== "string") {
+    throw invalidTool(name, "pathRoot must be a string");
+  }
   // Copy only known fields: a tool is an immutable value the harness snapshots per turn.
   const tool: AgentTool<TParams, TDetails> = {
     name,
@@ -76,7 +101,18 @@ export function defineTool<TParams extends TSchema, TDetails = unknown>(
   if (definition.risk !== undefined) tool.risk = definition.risk;
   if (definition.executionMode !== undefined) tool.executionMode = definition.executionMode;
   if (definition.idempotent !== undefined) tool.idempotent = definition.idempotent;
-  if (definition.inspect !== undefined) tool.inspect = definition.inspect;
+  const own = definition.inspect;
+  if (declared !== undefined) {
+    const pathArgs = Object.freeze({ ...declared }) as PathArgs;
+    const root = definition.pathRoot;
+    tool.inspect = async (args, context) => {
+      const facts = own ? await own(args, context) : {};
+      const paths = inspectPaths(args as Record<string, unknown>, pathArgs, { cwd: context.cwd, root });
+      return { ...facts, paths };
+    };
+  } else if (own !== undefined) {
+    tool.inspect = own;
+  }
   return Object.freeze(tool);
 }
 

@@ -5,15 +5,22 @@ import { createTestHarness } from "../src/testing/index.js";
 
 const noEnv = definePlugin({
   name: "no-env",
-  options: Type.Object({ patterns: Type.Array(Type.String(), { default: ["\\.env$"] }) }),
+  options: Type.Object({ names: Type.Array(Type.String(), { default: [".env"] }) }),
   setup(rein, options) {
-    const patterns = options.patterns.map((p) => new RegExp(p));
     rein.hooks.toolGate.tap("no-env", (call) => {
-      const path = call.args.path;
-      if (typeof path === "string" && patterns.some((p) => p.test(path))) {
-        return { decision: "deny", rule: "env-file", reason: `${path} may hold secrets` };
+      // Canonical paths the SDK resolved once (`..` collapsed, symlinks followed):
+      // never match the raw argument, the model can spell a path many ways.
+      for (const path of call.facts.paths ?? []) {
+        const name = path.relative.split("/").at(-1) ?? "";
+        if (options.names.includes(name)) {
+          return {
+            decision: "deny",
+            rule: "env-file",
+            reason: `${path.input} (${path.relative}) may hold secrets`,
+          };
+        }
       }
-      return undefined;
+      return undefined; // no opinion: other gates, then the default verdict, decide
     });
   },
 });
@@ -23,15 +30,18 @@ const read = defineTool({
   description: "Read a file",
   risk: "read",
   parameters: Type.Object({ path: Type.String() }),
+  paths: { path: "file" }, // resolved once into call.facts.paths
   execute: (args) => ({ content: [{ type: "text", text: `contents of ${args.path}` }] }),
 });
 
-it("the README's first plugin denies .env files and says who decided", async () => {
+it("the README's first plugin denies .env files however they are spelled, and says who decided", async () => {
   const t = await createTestHarness({ plugins: [noEnv], tools: [read] });
-  expect(await t.checkToolCall({ name: "read", args: { path: ".env" } })).toMatchObject({
-    decision: "deny",
-    by: "no-env:env-file",
-  });
+  for (const path of [".env", "src/../.env"]) {
+    expect(await t.checkToolCall({ name: "read", args: { path } })).toMatchObject({
+      decision: "deny",
+      by: "no-env:env-file",
+    });
+  }
   expect((await t.checkToolCall({ name: "read", args: { path: "a.ts" } })).decision).toBe("allow");
   await t.dispose();
 });

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   type AssistantMessage,
@@ -110,13 +113,60 @@ describe("createTestHarness", () => {
 });
 
 describe("checkToolCall / evaluateToolCall", () => {
-  it("is the same function on both entries and takes a harness or a test harness", async () => {
-    expect(checkToolCall).toBe(evaluateToolCall);
+  it("takes a harness or a test harness, and refuses a tool name the harness does not have", async () => {
     const t = await createTestHarness({ tools: [echo] });
-    expect(await checkToolCall(t.harness, { name: "echo", args: { text: "a" } })).toMatchObject({
+    for (const check of [checkToolCall, evaluateToolCall]) {
+      expect(await check(t.harness, { name: "echo", args: { text: "a" } })).toMatchObject({
+        decision: "allow",
+        by: "harness:default",
+        registered: true,
+        facts: {},
+      });
+    }
+    // A typo in a policy test must not pass as an allow: denied as a run would.
+    for (const refused of [
+      await checkToolCall(t, { name: "ecoh", args: {} }),
+      await t.checkToolCall({ name: "ecoh", args: {} }),
+    ]) {
+      expect(refused).toMatchObject({ decision: "deny", by: "harness", registered: false });
+      expect(refused.reason).toContain('unknown tool "ecoh"');
+    }
+    // `rein replay` re-decides calls to removed tools on a stand-in.
+    expect(await evaluateToolCall(t, { name: "ecoh", args: {} })).toMatchObject({
       decision: "allow",
-      by: "harness:default",
-      registered: true,
+      registered: false,
+    });
+    await t.dispose();
+  });
+
+  it("carries the facts of a tool that declares paths, for assertions", async () => {
+    const open = defineTool({
+      name: "open",
+      description: "Open a file",
+      parameters: Type.Object({ path: Type.String() }),
+      paths: { path: "file" },
+      execute: () => ({ content: [] }),
+    });
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "rein-facts-")));
+    mkdirSync(join(cwd, "src"));
+    writeFileSync(join(cwd, ".env"), "");
+    symlinkSync("../.env", join(cwd, "src/config"));
+    const t = await createTestHarness({ tools: [open], config: { cwd } });
+    const verdict = await t.checkToolCall({ name: "open", args: { path: "src/./config" } });
+    expect(verdict.facts.paths).toEqual([
+      {
+        arg: "path",
+        kind: "file",
+        input: "src/./config",
+        absolute: join(cwd, ".env"),
+        relative: ".env",
+        inside: true,
+      },
+    ]);
+    const outside = await t.checkToolCall({ name: "open", args: { path: "../x" } });
+    expect(outside.facts.paths?.[0]).toMatchObject({
+      relative: expect.stringMatching(/^\.\.\//),
+      inside: false,
     });
     await t.dispose();
   });
@@ -179,7 +229,10 @@ describe("checkToolCall / evaluateToolCall", () => {
     const t = await createTestHarness({ plugins: [spy], tools: [echo], config: { cwd: "/w" } });
     await t.checkToolCall({ name: "echo", args: { text: "a" } });
     await t.checkToolCall({ name: "echo", args: { text: "a" }, risk: "network" });
-    await t.checkToolCall({ name: "gone", args: { anything: true }, risk: "exec" });
+    await t.checkToolCall(
+      { name: "gone", args: { anything: true }, risk: "exec" },
+      { unregistered: "evaluate" },
+    );
     expect(seen.map((s) => [s.call.name, s.call.risk, s.cwd, s.tool])).toEqual([
       ["echo", "read", "/w", "echo"],
       ["echo", "network", "/w", "echo"],

@@ -27,10 +27,16 @@ export default defineConfig({
 
 const PLUGIN = `import { definePlugin, defineTool, Type } from "@rein/sdk";
 
-/** Denies tool calls whose arguments mention a protected path; adds a harmless \`note\` tool. */
+/**
+ * Denies every call that touches a protected file (any tool that declares path
+ * arguments: read, write, grep, ...); adds a harmless \`note\` tool. It decides on
+ * \`call.facts.paths\`: canonical paths the SDK resolved once (\`..\` collapsed,
+ * symlinks followed), so \`src/../.env\` or a link to .env is still .env. Never
+ * match raw argument strings: the model can spell a path many ways.
+ */
 export default definePlugin({
   name: "no-secrets",
-  options: Type.Object({ paths: Type.Array(Type.String(), { default: [".env", "id_rsa"] }) }),
+  options: Type.Object({ names: Type.Array(Type.String(), { default: [".env", "id_rsa"] }) }),
   setup(rein, options) {
     rein.registerTool(
       defineTool({
@@ -42,22 +48,37 @@ export default definePlugin({
       }),
     );
     rein.hooks.toolGate.tapPromise("no-secrets", async (call) => {
-      const text = JSON.stringify(call.args);
-      const hit = options.paths.find((path) => text.includes(path));
-      return hit ? { decision: "deny", reason: \`touches \${hit}\`, rule: "protected-path" } : undefined;
+      for (const path of call.facts.paths ?? []) {
+        const hit = path.relative.split("/").find((name) => options.names.includes(name));
+        if (hit) return { decision: "deny", reason: \`\${path.input} is \${path.relative}\`, rule: "protected-path" };
+      }
+      return undefined;
     });
   },
 });
 `;
 
-const TEST = `import { checkToolCall, createTestHarness } from "@rein/sdk/testing";
+const TEST = `import { defineTool, Type } from "@rein/sdk";
+import { checkToolCall, createTestHarness } from "@rein/sdk/testing";
 import { expect, it } from "vitest";
 import noSecrets from "./no-secrets.ts";
 
-it("denies a call that touches .env, naming the rule", async () => {
-  const t = await createTestHarness({ plugins: [noSecrets] });
-  const verdict = await checkToolCall(t, { name: "read", args: { path: ".env" } });
-  expect(verdict).toMatchObject({ decision: "deny", by: "no-secrets:protected-path" });
+// A read tool that declares its path argument, as @rein/tools-fs does.
+const read = defineTool({
+  name: "read",
+  description: "Read a file",
+  parameters: Type.Object({ path: Type.String() }),
+  paths: { path: "file" },
+  execute: async () => ({ content: [] }),
+});
+
+it("denies a call that touches .env under any spelling, naming the rule", async () => {
+  const t = await createTestHarness({ plugins: [noSecrets], tools: [read] });
+  for (const path of [".env", "src/../.env", "./config/../.env"]) {
+    const verdict = await checkToolCall(t, { name: "read", args: { path } });
+    expect(verdict).toMatchObject({ decision: "deny", by: "no-secrets:protected-path" });
+  }
+  expect((await checkToolCall(t, { name: "read", args: { path: "README.md" } })).decision).toBe("allow");
   await t.dispose();
 });
 `;

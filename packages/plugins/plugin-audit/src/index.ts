@@ -10,11 +10,16 @@
  *   kept in memory (up to `maxPending`) and written before the next one, and the
  *   listener throws so the harness reports a `plugin_error` naming this plugin;
  * - records are written in decision order; arguments are hashed, not stored,
- *   unless `includeArgs` is set (arguments can hold secrets).
+ *   unless `includeArgs` is set (arguments can hold secrets), and every line is
+ *   masked by the harness's text masks (plugin-redact) before it is written;
+ * - paths are recorded as the gates saw them: the canonical `facts.paths` of the
+ *   call (the SDK's one resolver), never a second resolution of the arguments.
+ *   A gate tap with no opinion reads them (it never decides).
+ * The default file, `.rein/audit.jsonl`, is a protected path of @rein/tools-fs.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { argsHash, canonicalJson, definePlugin, type Static, Type } from "@rein/sdk";
+import { argsHash, canonicalJson, definePlugin, Stage, type Static, Type, textMasks } from "@rein/sdk";
 
 export const AuditOptions = Type.Object(
   {
@@ -47,7 +52,12 @@ export interface AuditRecord {
   /** `sha256:<hex>` of the canonical JSON (sorted keys) of the arguments. */
   argsHash: string;
   args?: unknown;
+  /** The call's canonical paths relative to the project root (absolute when outside), as the gates saw them. */
+  paths?: string[];
 }
+
+/** Calls whose facts wait for their decision; bounded, since a probe (`checkToolCall`) gets no decision event. */
+const MAX_WAITING = 256;
 
 /** Re-exported: the canonical form and hash used for `argsHash`. */
 export { argsHash, canonicalJson };
@@ -102,7 +112,23 @@ export default definePlugin({
       turnId = null;
     });
 
+    const masks = textMasks(rein);
+    const pathsOf = new Map<string, string[]>();
+    rein.hooks.toolGate.tap({ name: "audit", stage: Stage.first }, (call) => {
+      const paths = call.facts.paths;
+      if (paths && paths.length > 0) {
+        pathsOf.set(
+          call.id,
+          paths.map((p) => (p.relative.startsWith("..") ? p.absolute : p.relative)),
+        );
+        if (pathsOf.size > MAX_WAITING) pathsOf.delete(pathsOf.keys().next().value as string);
+      }
+      return undefined;
+    });
+
     rein.on("tool_decision", (event) => {
+      const paths = pathsOf.get(event.toolCallId);
+      pathsOf.delete(event.toolCallId);
       const record: AuditRecord = {
         time: new Date().toISOString(),
         session: rein.session.id,
@@ -116,8 +142,9 @@ export default definePlugin({
         ...(event.askedBy !== undefined ? { askedBy: event.askedBy } : {}),
         argsHash: argsHash(event.args),
         ...(options.includeArgs ? { args: event.args } : {}),
+        ...(paths ? { paths } : {}),
       };
-      pending.push(`${JSON.stringify(record)}\n`);
+      pending.push(`${masks.mask(JSON.stringify(record))}\n`);
       if (pending.length > options.maxPending) {
         dropped += pending.length - options.maxPending;
         pending.splice(0, pending.length - options.maxPending);

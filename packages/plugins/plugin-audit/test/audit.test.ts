@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { definePlugin, defineTool, Type } from "@rein/sdk";
+import { definePlugin, defineTool, Type, textMasks } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import audit, { type AuditRecord, canonicalJson } from "../src/index.js";
@@ -142,5 +142,49 @@ describe("audit log", () => {
     });
     expect((await t.prompt("go")).status).toBe("completed");
     expect(t.eventsOf("plugin_error")[0]).toMatchObject({ plugin: "audit" });
+  });
+});
+
+describe("paths and secrets in records", () => {
+  const open = defineTool({
+    name: "open",
+    description: "Open a file",
+    risk: "read",
+    parameters: Type.Object({ path: Type.String(), note: Type.Optional(Type.String()) }),
+    paths: { path: "file" },
+    execute: () => ({ content: [{ type: "text", text: "opened" }] }),
+  });
+  const masking = definePlugin({
+    name: "mask",
+    setup(rein) {
+      rein.onDispose(textMasks(rein).add("mask", (text) => text.replaceAll("hunter2hunter2", "[redacted]")));
+    },
+  });
+
+  it("records the canonical paths the gates saw (a symlink to .env is .env) and masks each line", async () => {
+    const cwd = fs.realpathSync(dir);
+    fs.writeFileSync(path.join(cwd, ".env"), "");
+    fs.symlinkSync(".env", path.join(cwd, "env-link"));
+    t = await createTestHarness({
+      plugins: [masking, [audit, { file: "audit.jsonl", includeArgs: true }]],
+      tools: [open],
+      config: { cwd },
+      script: [
+        { toolCalls: [{ name: "open", args: { path: "env-link", note: "pw hunter2hunter2" } }] },
+        "done",
+      ],
+    });
+    await t.prompt("go");
+    const text = fs.readFileSync(path.join(cwd, "audit.jsonl"), "utf8");
+    expect(text).not.toContain("hunter2hunter2");
+    const [record] = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as AuditRecord);
+    expect(record).toMatchObject({
+      tool: "open",
+      paths: [".env"],
+      args: { path: "env-link", note: "pw [redacted]" },
+    });
   });
 });

@@ -7,6 +7,9 @@
  * - Without a terminal: deny, with a reason that says how to allow the call.
  * - Session grants are appended to the session as `custom` entries
  *   (`rein.permission-grant`) and restored on setup, so a resumed session keeps them.
+ *   A grant covers exactly what the prompt showed (see grants.ts) and carries an
+ *   HMAC made with the user's grant key; a forged or altered entry is ignored with
+ *   a warning.
  * - A default verdict by tool risk (read: allow; write, exec, network: ask) replaces
  *   the harness's "allow" for calls no gate has an opinion on.
  *
@@ -14,6 +17,7 @@
  * prompts are asked one at a time; an aborted run or closed input is a deny.
  * The terminal is injectable (`createPermissionsPlugin({ io })`) for tests and UIs.
  */
+import path from "node:path";
 import {
   argsHash,
   canonicalJson,
@@ -26,8 +30,33 @@ import {
   type ToolGateCall,
   type ToolRisk,
   Type,
+  textMasks,
 } from "@rein/sdk";
+import {
+  configDir,
+  covers,
+  describeScope,
+  isGrant,
+  loadGrantKey,
+  type PermissionGrant,
+  scopeOf,
+  sign,
+  verify,
+} from "./grants.js";
 import { LineReader, type LineSource } from "./line-reader.js";
+
+export {
+  configDir,
+  covers,
+  describeScope,
+  type GrantedCommand,
+  isGrant,
+  loadGrantKey,
+  type PermissionGrant,
+  scopeOf,
+  sign,
+  verify,
+} from "./grants.js";
 
 export { LineReader, type LineSource } from "./line-reader.js";
 
@@ -55,11 +84,12 @@ export const PermissionsOptions = Type.Object(
     /** `auto`: prompt when input and output are terminals; `never`: always answer without a prompt (deny). */
     prompt: Type.Union([Type.Literal("auto"), Type.Literal("never")], { default: "auto" }),
     /**
-     * What "allow for this session" covers: `rule` - further calls of the same tool
-     * asked by the same decider (`by`, e.g. `policy:rules[2]`); `exact` - the same tool
-     * with the same arguments only.
+     * What "allow for this session" covers, always for the same tool and decider:
+     * `call` - exactly what the prompt shows (the same simple commands of a shell
+     * call, the same canonical paths of a file tool, else the same arguments);
+     * `exact` - the same arguments only.
      */
-    grantScope: Type.Union([Type.Literal("rule"), Type.Literal("exact")], { default: "rule" }),
+    grantScope: Type.Union([Type.Literal("call"), Type.Literal("exact")], { default: "call" }),
   },
   { additionalProperties: false },
 );
@@ -77,25 +107,31 @@ export interface PermissionsPluginOptions {
   io?: PromptIO | (() => PromptIO);
   /** Plugin name; default `permissions`. */
   name?: string;
+  /**
+   * The grant key file (created 0600 on first use). Default `<config dir>/grant-key`,
+   * where the config dir is `$REIN_CONFIG_DIR`, `$XDG_CONFIG_HOME/rein` or `~/.config/rein`:
+   * outside the project, so no file tool reaches it.
+   */
+  keyFile?: string;
 }
 
-/** A session grant, as stored in a `rein.permission-grant` entry's `data`. */
-export interface PermissionGrant {
-  tool: string;
-  /** The decider whose `ask` this grant answers. */
-  askedBy: string;
-  scope: "rule" | "exact";
-  /** For `exact`: sha256 of the canonical JSON of the arguments. */
-  argsHash?: string;
-  grantedAt: string;
-}
+/** The default grant key file. */
+export const defaultKeyFile = (env: NodeJS.ProcessEnv = process.env) =>
+  path.join(configDir(env), "grant-key");
 
 type Answer = "once" | "session" | "deny";
 
 export { argsHash, canonicalJson };
 
 /** How the call reads in policy-rule grammar: `bash(git push)`, `write(src/a.ts)`, or the bare tool name. */
-export function ruleFor(call: Pick<ToolGateCall, "name" | "args">): string {
+export function ruleFor(
+  call: Pick<ToolGateCall, "name" | "args"> & { facts?: ToolGateCall["facts"] },
+): string {
+  // A path rule is spelled on the canonical path the gates saw (src/link -> ../.env reads .env).
+  const [only, ...more] = call.facts?.paths ?? [];
+  if (only && more.length === 0 && only.inside && !only.relative.startsWith("..")) {
+    return `${call.name}(${only.relative})`;
+  }
   for (const key of ["command", "path"]) {
     const value = call.args[key];
     if (typeof value === "string" && !value.includes("\n")) return `${call.name}(${value})`;
@@ -121,30 +157,29 @@ export function nonInteractiveReason(
   return `${verdict.reason} (asked by ${verdict.by}); ${why}, so it is denied. To allow it: ${how.join(", ")}`;
 }
 
-const isGrant = (value: unknown): value is PermissionGrant => {
-  if (typeof value !== "object" || value === null) return false;
-  const grant = value as Partial<PermissionGrant>;
-  return (
-    typeof grant.tool === "string" &&
-    typeof grant.askedBy === "string" &&
-    (grant.scope === "rule" || (grant.scope === "exact" && typeof grant.argsHash === "string"))
-  );
-};
-
-/** The grants recorded in a session's entries (every branch: a grant is for the whole session). */
-export function grantsFrom(entries: readonly SessionEntry[]): PermissionGrant[] {
-  const grants: PermissionGrant[] = [];
-  for (const entry of entries) {
-    if (entry.type === "custom" && entry.customType === GRANT_ENTRY_TYPE && isGrant(entry.data)) {
-      grants.push(entry.data);
-    }
-  }
-  return grants;
+/** A grant entry read back from the session, and whether Rein wrote it. */
+export interface StoredGrant {
+  entryId: string;
+  grant: PermissionGrant | undefined;
+  problem?: string;
 }
 
-function covers(grant: PermissionGrant, request: PermissionRequest): boolean {
-  if (grant.tool !== request.call.name || grant.askedBy !== request.verdict.by) return false;
-  return grant.scope === "rule" || grant.argsHash === argsHash(request.call.args);
+/** The grant entries recorded in a session (every branch: a grant is for the whole session), checked. */
+export function grantsFrom(entries: readonly SessionEntry[], key: Buffer, sessionId: string): StoredGrant[] {
+  const found: StoredGrant[] = [];
+  for (const entry of entries) {
+    if (entry.type !== "custom" || entry.customType !== GRANT_ENTRY_TYPE) continue;
+    const data = entry.data;
+    if (!isGrant(data)) found.push({ entryId: entry.id, grant: undefined, problem: "it is malformed" });
+    else if (!verify(key, data, sessionId)) {
+      found.push({
+        entryId: entry.id,
+        grant: undefined,
+        problem: "its signature is missing or wrong (not written by Rein)",
+      });
+    } else found.push({ entryId: entry.id, grant: data });
+  }
+  return found;
 }
 
 function indent(text: string, prefix: string): string {
@@ -154,11 +189,10 @@ function indent(text: string, prefix: string): string {
     .join("\n");
 }
 
-/** The prompt text for one request. */
-export function promptText(request: PermissionRequest, scope: "rule" | "exact"): string {
+/** The prompt text for one request: the session option names exactly what it would grant. */
+export function promptText(request: PermissionRequest, scope: "call" | "exact"): string {
   const { call, verdict } = request;
-  const sessionWhat =
-    scope === "rule" ? `further ${call.name} calls that ${verdict.by} asks about` : "these exact arguments";
+  const sessionWhat = describeScope(call.name, scopeOf(call, scope === "exact"));
   return [
     "",
     `Permission needed: ${call.name}${call.risk ? ` (risk: ${call.risk})` : ""}`,
@@ -201,8 +235,28 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
     description: "Terminal permission prompts, session grants, and a default verdict by tool risk.",
     options: PermissionsOptions,
     setup(rein: Rein, options: PermissionsOptions) {
-      const grants = grantsFrom(rein.session.entries());
+      const keyFile = plugin.keyFile ?? defaultKeyFile();
+      let key: Buffer | undefined;
+      // Read (or made) only when a grant is restored or given: no key file for sessions that never grant.
+      const grantKey = () => {
+        key ??= loadGrantKey(keyFile);
+        return key;
+      };
+      const mask = (text: string) => textMasks(rein).mask(text);
+      const grants: PermissionGrant[] = [];
+      const stored = rein.session
+        .entries()
+        .some((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE)
+        ? grantsFrom(rein.session.entries(), grantKey(), rein.session.id)
+        : [];
+      for (const item of stored) {
+        if (item.grant) grants.push(item.grant);
+        else
+          rein.logger.warn(`ignored the permission grant in session entry ${item.entryId}: ${item.problem}`);
+      }
       if (grants.length > 0) rein.logger.debug(`restored ${grants.length} session grant(s)`);
+      const coveredBy = (request: PermissionRequest) =>
+        grants.find((g) => covers(g, request.call, request.verdict.by));
 
       if (options.setDefaultVerdict) {
         const defaults = options.defaults;
@@ -230,7 +284,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
       const ask = async (request: PermissionRequest, signal: AbortSignal): Promise<Answer | "closed"> => {
         const io = resolveIO();
         const reader = readerFor(io);
-        io.output.write(promptText(request, options.grantScope));
+        io.output.write(mask(promptText(request, options.grantScope)));
         for (let attempt = 0; attempt < 3; attempt++) {
           io.output.write("> ");
           const line = await reader.readLine(signal);
@@ -245,43 +299,48 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
       rein.hooks.permissionAsk.tapPromise(
         rein.plugin.name,
         async (request, context): Promise<PermissionAnswer> => {
-          const grant = grants.find((g) => covers(g, request));
+          const grant = coveredBy(request);
           if (grant) {
             return { decision: "allow", reason: `allowed for this session (granted ${grant.grantedAt})` };
           }
           if (options.prompt === "never") {
             return {
               decision: "deny",
-              reason: nonInteractiveReason(request, 'prompting is off (prompt: "never")'),
+              reason: mask(nonInteractiveReason(request, 'prompting is off (prompt: "never")')),
             };
           }
           const io = resolveIO();
           const interactive = io.isTTY ?? (io.input.isTTY === true && io.output.isTTY === true);
-          if (!interactive) return { decision: "deny", reason: nonInteractiveReason(request) };
+          if (!interactive) return { decision: "deny", reason: mask(nonInteractiveReason(request)) };
 
           const answer = await serially(() =>
             // A grant given while this request waited in line may already cover it.
-            grants.some((g) => covers(g, request))
+            coveredBy(request) !== undefined
               ? Promise.resolve("session" as const)
               : ask(request, context.signal),
           );
           if (answer === "closed") {
             return {
               decision: "deny",
-              reason: `${request.verdict.reason} (asked by ${request.verdict.by}); no answer (${context.signal.aborted ? "run aborted" : "input closed"}), so it is denied`,
+              reason: mask(
+                `${request.verdict.reason} (asked by ${request.verdict.by}); no answer (${context.signal.aborted ? "run aborted" : "input closed"}), so it is denied`,
+              ),
             };
           }
           if (answer === "deny")
-            return { decision: "deny", reason: `denied at the prompt: ${request.verdict.reason}` };
+            return { decision: "deny", reason: mask(`denied at the prompt: ${request.verdict.reason}`) };
           if (answer === "once") return { decision: "allow", reason: "allowed once at the prompt" };
-          if (!grants.some((g) => covers(g, request))) {
-            const grant: PermissionGrant = {
-              tool: request.call.name,
-              askedBy: request.verdict.by,
-              scope: options.grantScope,
-              ...(options.grantScope === "exact" ? { argsHash: argsHash(request.call.args) } : {}),
-              grantedAt: new Date().toISOString(),
-            };
+          if (coveredBy(request) === undefined) {
+            const grant = sign(
+              grantKey(),
+              {
+                tool: request.call.name,
+                askedBy: request.verdict.by,
+                ...scopeOf(request.call, options.grantScope === "exact"),
+                grantedAt: new Date().toISOString(),
+              },
+              context.session.id,
+            );
             grants.push(grant);
             context.session.append({ type: "custom", customType: GRANT_ENTRY_TYPE, data: grant });
           }

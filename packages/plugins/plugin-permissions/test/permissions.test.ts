@@ -1,7 +1,10 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { definePlugin, defineTool, Type } from "@rein/sdk";
 import { checkToolCall, createTestHarness, type TestHarness } from "@rein/sdk/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import permissions, { createPermissionsPlugin, GRANT_ENTRY_TYPE, type PromptIO } from "../src/index.js";
 
 const executed: string[] = [];
@@ -55,6 +58,11 @@ const push = (id: string, command = "git push origin main") => ({
   toolCalls: [{ id, name: "bash", args: { command } }],
 });
 
+// Grant keys go to a temp config dir, never the user's.
+beforeAll(() => {
+  process.env.REIN_CONFIG_DIR = mkdtempSync(join(tmpdir(), "rein-config-"));
+});
+
 let t: TestHarness | undefined;
 let t2: TestHarness | undefined;
 afterEach(async () => {
@@ -87,15 +95,15 @@ describe("terminal prompt", () => {
     ]);
   });
 
-  it("allow for this session: later calls the same rule asks about pass without a prompt, and a grant is recorded", async () => {
+  it("allow for this session: the same call later passes without a prompt, and a signed grant is recorded", async () => {
     const term = terminal("s\n");
     t = await createTestHarness({
       plugins: [askPush, createPermissionsPlugin({ io: term.io })],
       tools,
-      script: [push("c1"), push("c2", "git push --tags"), "done"],
+      script: [push("c1"), push("c2"), "done"],
     });
     await t.prompt("push");
-    expect(executed).toEqual(["git push origin main", "git push --tags"]);
+    expect(executed).toEqual(["git push origin main", "git push origin main"]);
     expect(term.shown().match(/Permission needed/g)).toHaveLength(1);
     expect(t.decisions().map((d) => d.reason)).toEqual([
       "allowed for this session at the prompt",
@@ -105,7 +113,14 @@ describe("terminal prompt", () => {
       .entries()
       .filter((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE);
     expect(grants).toHaveLength(1);
-    expect(grants[0]).toMatchObject({ data: { tool: "bash", askedBy: "house:push", scope: "rule" } });
+    expect(grants[0]).toMatchObject({
+      data: {
+        tool: "bash",
+        askedBy: "house:push",
+        scope: "exact",
+        mac: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
+    });
   });
 
   it("deny: the tool does not run and the model reads why", async () => {
@@ -188,12 +203,14 @@ describe("session grants persist", () => {
       tools,
       session,
     });
-    expect(await t2.checkToolCall({ name: "bash", args: { command: "git push" } })).toMatchObject({
-      decision: "allow",
-      by: "permissions",
-      askedBy: "house:push",
-      reason: expect.stringMatching(/^allowed for this session/),
-    });
+    expect(await t2.checkToolCall({ name: "bash", args: { command: "git push origin main" } })).toMatchObject(
+      {
+        decision: "allow",
+        by: "permissions",
+        askedBy: "house:push",
+        reason: expect.stringMatching(/^allowed for this session/),
+      },
+    );
     expect(term.shown()).toBe("");
   });
 });

@@ -9,9 +9,10 @@
  * harness records `by: "policy:rules[3]"`. See README.md.
  */
 import path from "node:path";
-import { definePlugin, SdkError, type Static, Type } from "@rein/sdk";
+import { definePlugin, SdkError, type Static, Type, textMasks, walkExclusions } from "@rein/sdk";
 import { WhenSchema } from "./condition.js";
 import { parseSpec } from "./grammar.js";
+import { type Where, walkExclusion } from "./paths.js";
 import {
   type CallLike,
   type CompiledRule,
@@ -20,10 +21,10 @@ import {
   kindOf,
   ruleMatches,
   type ToolKinds,
-  type Where,
 } from "./rules.js";
 
 export { type Boundary, boundaryOf, type When, WhenSchema, whenHolds } from "./condition.js";
+export { factUnits, pathCandidates, type Where, walkExclusion } from "./paths.js";
 export {
   type CallLike,
   type CompiledRule,
@@ -32,11 +33,9 @@ export {
   type Decision,
   evaluateRules,
   type PolicyVerdict,
-  pathCandidates,
   type RuleInput,
   ruleMatches,
   type ToolKinds,
-  type Where,
 } from "./rules.js";
 export { partCandidates, splitCommand } from "./shell.js";
 
@@ -166,8 +165,18 @@ export default definePlugin({
     const rules = compilePolicy(options, where(rein.config.cwd), rein.plugin.name);
     const kinds: ToolKinds = { pathTools: options.pathTools, shellTools: options.shellTools };
     if (rules.length === 0) return;
-    rein.hooks.toolGate.tap(PLUGIN_NAME, (call, context) =>
-      evaluateRules(rules, call, kinds, where(context.config.cwd)),
+    const masks = textMasks(rein);
+    rein.hooks.toolGate.tap(PLUGIN_NAME, (call, context) => {
+      const verdict = evaluateRules(rules, call, kinds, where(context.config.cwd));
+      // A reason quotes the call; a redaction plugin's mask keeps secrets in it from the model.
+      return verdict && masks.size > 0 ? { ...verdict, reason: masks.mask(verdict.reason) } : verdict;
+    });
+    // The same rules reach inside walks: grep, find and ls leave out what they deny.
+    rein.onDispose(
+      walkExclusions(rein).add(
+        rein.plugin.name,
+        walkExclusion(rules, () => where(rein.config.cwd)),
+      ),
     );
     rein.logger.debug(`${rules.length} rule(s) loaded`);
   },

@@ -15,10 +15,11 @@
  *   earlier rule is reported;
  * - no matching rule means no opinion: the harness default (or another plugin) decides.
  */
-import path from "node:path";
+import type { ResolvedPathFacts } from "@rein/sdk";
 import picomatch from "picomatch";
 import { type When, whenHolds } from "./condition.js";
 import { escapeRegExp, type ParsedSpec, parseSpec, toolNameMatcher } from "./grammar.js";
+import { factUnits, isPathScoped, pathCandidates, type Where } from "./paths.js";
 import { partCandidates, splitCommand } from "./shell.js";
 
 export type Decision = "allow" | "ask" | "deny";
@@ -58,14 +59,18 @@ export type ToolKind = "path" | "shell" | "other";
 export interface Unit {
   readonly display: string;
   readonly candidates: readonly string[];
+  /** When set, the only candidates an allow rule may match (canonical paths). */
+  readonly canonical?: readonly string[];
 }
 
 export interface CallLike {
   readonly name: string;
   readonly args: Record<string, unknown>;
-  /** The tool's `inspect` facts (`when` conditions read them). */
-  readonly facts?: object;
+  /** The gate call's facts: canonical paths (path rules), the sandbox boundary (`when` conditions). */
+  readonly facts?: { readonly paths?: readonly ResolvedPathFacts[] | undefined };
 }
+
+export type { Where };
 
 export interface PolicyVerdict {
   decision: Decision;
@@ -73,10 +78,27 @@ export interface PolicyVerdict {
   rule: string;
 }
 
-export function kindOf(tool: string, kinds: ToolKinds): ToolKind {
+export function kindOf(tool: string, kinds: ToolKinds, call?: CallLike): ToolKind {
   if (kinds.shellTools.includes(tool)) return "shell";
+  if (hasPathFacts(call)) return "path";
   if (kinds.pathTools.includes(tool)) return "path";
   return "other";
+}
+
+const hasPathFacts = (call: CallLike | undefined) => (call?.facts?.paths?.length ?? 0) > 0;
+
+/**
+ * The rules that apply to a call: by tool name, plus every deny or ask rule
+ * written for `read` with a path pattern when the call touches paths (its facts
+ * name them): a rule about a file holds whichever tool touches it.
+ */
+function applicableRules(rules: readonly CompiledRule[], call: CallLike): CompiledRule[] {
+  const touches = hasPathFacts(call);
+  return rules.filter(
+    (rule) =>
+      rule.appliesTo(call.name) ||
+      (touches && rule.decision !== "allow" && rule.appliesTo("read") && isPathScoped(rule)),
+  );
 }
 
 /** Compiles one rule; returns a problem description instead for a malformed rule. */
@@ -97,7 +119,8 @@ export function compileRule(input: RuleInput, index: number): CompiledRule | str
     ...(input.when !== undefined ? { when: input.when } : {}),
     matchUnit(unit, kind) {
       const test = matchers[kind];
-      return unit.candidates.find((candidate) => test(candidate));
+      const candidates = input.decision === "allow" && unit.canonical ? unit.canonical : unit.candidates;
+      return candidates.find((candidate) => test(candidate));
     },
   };
 }
@@ -159,6 +182,8 @@ export function unitsOf(call: CallLike, kind: ToolKind, where: Where): Unit[] {
     return parts.map((part) => ({ display: part, candidates: partCandidates(part) }));
   }
   if (kind === "path") {
+    const facts = call.facts?.paths;
+    if (facts && facts.length > 0) return factUnits(facts, where);
     const raw = call.args.path;
     const given = typeof raw === "string" && raw !== "" ? raw : ".";
     return [{ display: given, candidates: pathCandidates(given, where.root, where.cwd) }];
@@ -167,35 +192,12 @@ export function unitsOf(call: CallLike, kind: ToolKind, where: Where): Unit[] {
   return [{ display: strings.join(" "), candidates: strings.length > 0 ? strings : [""] }];
 }
 
-/** Where paths are resolved (`cwd`, as tools do) and what they are matched relative to (`root`). */
-export interface Where {
-  readonly cwd: string;
-  readonly root: string;
-}
-
-/**
- * A path (resolved against `cwd`, like the tools resolve it) relative to the root
- * (`src/a.ts`, `.` for the root itself; `..` segments resolved) when it lies inside
- * the root, and always the absolute path, with `/` separators. With root = cwd,
- * `./src/a.ts`, `src/a.ts` and `<root>/src/a.ts` all give `src/a.ts`.
- */
-export function pathCandidates(given: string, root: string, cwd: string = root): string[] {
-  const absolute = path.resolve(cwd, given);
-  const relative = path.relative(root, absolute);
-  const slash = (p: string) => p.split(path.sep).join("/");
-  const candidates: string[] = [];
-  if (relative === "") candidates.push(".");
-  else if (!relative.startsWith("..") && !path.isAbsolute(relative)) candidates.push(slash(relative));
-  candidates.push(slash(absolute));
-  return candidates;
-}
-
 const RANK: Record<Decision, number> = { allow: 1, ask: 2, deny: 3 };
 
 /** Whether a single rule matches a call under its own decision's semantics (used for examples). */
 export function ruleMatches(rule: CompiledRule, call: CallLike, kinds: ToolKinds, where: Where): boolean {
-  if (!rule.appliesTo(call.name)) return false;
-  const kind = kindOf(call.name, kinds);
+  if (applicableRules([rule], call).length === 0) return false;
+  const kind = kindOf(call.name, kinds, call);
   const units = unitsOf(call, kind, where);
   if (units.length === 0) return false;
   const hit = (unit: Unit) => rule.matchUnit(unit, kind) !== undefined;
@@ -209,9 +211,9 @@ export function evaluateRules(
   kinds: ToolKinds,
   where: Where,
 ): PolicyVerdict | undefined {
-  const applicable = rules.filter((rule) => rule.appliesTo(call.name) && whenHolds(rule.when, call.facts));
+  const applicable = applicableRules(rules, call).filter((rule) => whenHolds(rule.when, call.facts));
   if (applicable.length === 0) return undefined;
-  const kind = kindOf(call.name, kinds);
+  const kind = kindOf(call.name, kinds, call);
   const units = unitsOf(call, kind, where);
   if (units.length === 0) return undefined;
 

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defineTool, SdkError, Type } from "@rein/sdk";
 import { checkToolCall, createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -108,7 +111,12 @@ describe("strictest wins", () => {
       { rule: "ping(*)", decision: "deny", reason: "no network" },
     ]);
     expect((await checkToolCall(h, { name: "bash", args: { command: "" } })).decision).toBe("deny");
-    expect((await checkToolCall(h, { name: "ping", args: {}, risk: "network" })).by).toBe("policy:rules[1]");
+    const ping = await checkToolCall(
+      h,
+      { name: "ping", args: {}, risk: "network" },
+      { unregistered: "evaluate" },
+    );
+    expect(ping.by).toBe("policy:rules[1]");
   });
 
   it("matches other tools' string arguments with * wildcards", async () => {
@@ -373,5 +381,59 @@ describe("in a run", () => {
       ["allow", "harness:default"],
     ]);
     expect(JSON.stringify(t.requests[1]?.context.messages.at(-1))).toContain("no pushing");
+  });
+});
+
+describe("path rules on canonical facts", () => {
+  const opener = (name: string, risk: "read" | "write") =>
+    defineTool({
+      name,
+      description: name,
+      risk,
+      parameters: Type.Object({ path: Type.Optional(Type.String()) }),
+      paths: { path: risk === "read" && name !== "read" ? "walk" : "file" },
+      execute: () => ({ content: [] }),
+    });
+
+  it("a read rule with a path holds for every tool touching the path; a bare read rule only for read", async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "rein-policy-")));
+    writeFileSync(join(cwd, ".env"), "");
+    symlinkSync(".env", join(cwd, "link"));
+    t = await createTestHarness({
+      plugins: [[policy, { rules: [{ id: "env", rule: "read(.env)", decision: "deny" }] }]],
+      tools: [opener("read", "read"), opener("grep", "read"), opener("write", "write")],
+      config: { cwd },
+    });
+    for (const [name, path] of [
+      ["read", "link"],
+      ["grep", ".env"],
+      ["write", "./link"],
+    ] as const) {
+      expect(await t.checkToolCall({ name, args: { path } }), `${name} ${path}`).toMatchObject({
+        decision: "deny",
+        by: "policy:env",
+      });
+    }
+    await t.dispose();
+    t = await createTestHarness({
+      plugins: [[policy, { rules: [{ id: "no-read", rule: "read", decision: "deny" }] }]],
+      tools: [opener("read", "read"), opener("grep", "read")],
+      config: { cwd },
+    });
+    expect((await t.checkToolCall({ name: "read", args: { path: "a" } })).by).toBe("policy:no-read");
+    expect((await t.checkToolCall({ name: "grep", args: {} })).by).toBe("harness:default");
+  });
+
+  it("an allow rule counts on the canonical path only: src/** never allows a link out of src", async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "rein-policy-")));
+    mkdirSync(join(cwd, "src"));
+    symlinkSync("../package.json", join(cwd, "src/pkg"));
+    t = await createTestHarness({
+      plugins: [[policy, { rules: [{ rule: "write(src/**)", decision: "allow" }] }]],
+      tools: [opener("write", "write")],
+      config: { cwd },
+    });
+    expect((await t.checkToolCall({ name: "write", args: { path: "src/a.ts" } })).by).toBe("policy:rules[0]");
+    expect((await t.checkToolCall({ name: "write", args: { path: "src/pkg" } })).by).toBe("harness:default");
   });
 });

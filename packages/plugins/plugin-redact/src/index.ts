@@ -4,13 +4,29 @@
  * patterns, and the values of environment variables whose names look secret.
  *
  * Works in `toolResult` (the last stage), on text content and on every string in
- * `details`. Invariant: the persisted tool result and every later request are
- * built from the redacted result, so neither ever holds the masked text.
+ * `details`, error results included. Invariant: the persisted tool result and
+ * every later request are built from the redacted result, so neither ever holds
+ * the masked text. The same mask is published through the SDK's `textMasks`, so
+ * text is masked *before* anyone cuts it (grep's long-line cut) and in reasons
+ * other plugins give (policy, permissions): a secret never leaves in pieces.
+ * With `assistantText`, the assistant's own text is masked in every request too.
  */
-import { definePlugin, SdkError, Stage, type Static, type TextContent, Type } from "@rein/sdk";
+import {
+  type AgentMessage,
+  definePlugin,
+  type RequestPayload,
+  SdkError,
+  Stage,
+  type Static,
+  type TextContent,
+  type ToolResultPayload,
+  Type,
+  textMasks,
+} from "@rein/sdk";
 import {
   BUILTIN_PATTERNS,
   createRedactor,
+  type Redactor,
   redactDeep,
   type SecretPattern,
   secretEnvValues,
@@ -51,6 +67,8 @@ export const RedactOptions = Type.Object(
     minEnvValueLength: Type.Integer({ minimum: 0, default: 8 }),
     /** Also mask strings inside the result's `details` (what UIs and the session keep). */
     details: Type.Boolean({ default: true }),
+    /** Also mask the assistant's own text (and its tool-call arguments) in every request sent to the model. */
+    assistantText: Type.Boolean({ default: false }),
   },
   { additionalProperties: false },
 );
@@ -88,25 +106,76 @@ export function createRedactPlugin(plugin: RedactPluginOptions = {}) {
       const redactor = createRedactor({ patterns, values });
       rein.logger.debug(`${patterns.length} pattern(s), ${values.length} environment value(s)`);
 
+      const masker = resultMasker(redactor, options.details);
+      // Published first: tools (grep) and other plugins mask with it before cutting or quoting.
+      rein.onDispose(textMasks(rein).add(rein.plugin.name, (text) => redactor.redact(text).text));
       rein.hooks.toolResult.tap({ name: "redact", stage: Stage.last }, (result, context) => {
-        let count = 0;
-        const redact = (text: string) => {
-          const out = redactor.redact(text);
-          count += out.count;
-          return out.text;
-        };
-        const content = result.content.map((part) =>
-          part.type === "text" ? ({ ...part, text: redact(part.text) } satisfies TextContent) : part,
-        );
-        const details = options.details ? redactDeep(result.details, redact) : result.details;
+        const { payload, count } = masker(result);
         if (count === 0) return result;
         rein.logger.info(
           `masked ${count} secret(s) in the result of ${context.call.name} (${context.call.id})`,
         );
-        return { ...result, content, details };
+        return payload;
       });
+      // Streaming updates (tool_execution_update) have the same shape: once the harness
+      // offers a toolUpdate hook, one tap line masks them with the same function:
+      //   rein.hooks.toolUpdate.tap({ name: "redact", stage: Stage.last }, (u) => masker(u).payload);
+      if (options.assistantText) {
+        rein.hooks.beforeRequest.tap({ name: "redact", stage: Stage.last }, (request) =>
+          maskAssistantText(request, (text) => redactor.redact(text).text),
+        );
+      }
     },
   });
+}
+
+/**
+ * The masking of one tool result (or streaming update: same shape): text parts, and
+ * strings in `details` when `details` is set. Returns the payload and how many
+ * secrets were masked (0: the payload is returned unchanged).
+ */
+export function resultMasker(redactor: Redactor, details: boolean) {
+  return <T extends Pick<ToolResultPayload, "content" | "details">>(
+    result: T,
+  ): { payload: T; count: number } => {
+    let count = 0;
+    const redact = (text: string) => {
+      const out = redactor.redact(text);
+      count += out.count;
+      return out.text;
+    };
+    const content = result.content.map((part) =>
+      part.type === "text" ? ({ ...part, text: redact(part.text) } satisfies TextContent) : part,
+    );
+    const maskedDetails = details ? redactDeep(result.details, redact) : result.details;
+    if (count === 0) return { payload: result, count };
+    return { payload: { ...result, content, details: maskedDetails }, count };
+  };
+}
+
+/** The request with the assistant's text parts (and tool-call arguments) masked. */
+export function maskAssistantText(request: RequestPayload, mask: (text: string) => string): RequestPayload {
+  let changed = false;
+  const messages = request.messages.map((message): AgentMessage => {
+    if (message.role !== "assistant") return message;
+    const content = message.content.map((part) => {
+      if (part.type === "text") {
+        const text = mask(part.text);
+        if (text === part.text) return part;
+        changed = true;
+        return { ...part, text };
+      }
+      if (part.type === "toolCall") {
+        const args = redactDeep(part.arguments, mask) as typeof part.arguments;
+        if (JSON.stringify(args) === JSON.stringify(part.arguments)) return part;
+        changed = true;
+        return { ...part, arguments: args };
+      }
+      return part;
+    });
+    return { ...message, content } as AgentMessage;
+  });
+  return changed ? { ...request, messages } : request;
 }
 
 export default createRedactPlugin();

@@ -3,7 +3,7 @@
  * confined to a root directory. The default export is the plugin; `createFsTools`
  * returns the same tools as a plain array (a tool pack) for hosts that list tools.
  */
-import { type AnyAgentTool, definePlugin, Type } from "@rein/sdk";
+import { type AnyAgentTool, definePlugin, protectedFiles, Type, textMasks, walkExclusions } from "@rein/sdk";
 import { type FsToolsOptions, resolveOptions } from "./shared.js";
 import { createEditTool } from "./tools/edit.js";
 import { createFindTool } from "./tools/find.js";
@@ -12,12 +12,14 @@ import { createLsTool } from "./tools/ls.js";
 import { createReadTool } from "./tools/read.js";
 import { createWriteTool } from "./tools/write.js";
 
-export { isInside, type Root, realpathLoose, resolveInRoot, resolveRoot, ToolInputError } from "./paths.js";
+export { openDirectory, openFile } from "./confined-open.js";
+export { isInside, type Root, resolveRoot, type Target, ToolInputError, targetOf } from "./paths.js";
 export {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_IMAGE_BYTES,
   DEFAULT_MAX_LINES,
   type FsToolsOptions,
+  PROTECTED_PATHS,
   type ResolvedFsOptions,
 } from "./shared.js";
 export { createEditTool, type EditDetails } from "./tools/edit.js";
@@ -35,6 +37,11 @@ export const fsToolsOptionsSchema = Type.Object({
   maxBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Most bytes of text per result." })),
   maxLines: Type.Optional(Type.Integer({ minimum: 1, description: "Most lines read returns at once." })),
   maxImageBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Largest image read returns." })),
+  protectedPaths: Type.Optional(
+    Type.Array(Type.String(), {
+      description: "Globs write and edit refuse (default: .rein/**, rein.config.*, .rein-plugins/**).",
+    }),
+  ),
 });
 
 /** The six file tools with the given options, as a plain array. */
@@ -56,6 +63,13 @@ export default definePlugin({
   description: "File tools: read, write, edit, ls, find, grep, confined to a root directory.",
   options: fsToolsOptionsSchema,
   setup(rein, options) {
-    for (const tool of createFsTools(options)) rein.registerTool(tool);
+    // Walks honour the harness's path rules, and grep masks lines before cutting them.
+    const tools = createFsTools({
+      ...options,
+      exclusions: walkExclusions(rein),
+      masks: textMasks(rein),
+      protectedFiles: protectedFiles(rein),
+    });
+    for (const tool of tools) rein.registerTool(tool);
   },
 });

@@ -2,7 +2,13 @@
  * What every file tool shares: resolved options, the error-result shape, byte
  * helpers and the head truncation used for listings.
  */
-import type { ToolResult } from "@rein/sdk";
+import {
+  isSdkError,
+  type ProtectedFiles,
+  type TextMasks,
+  type ToolResult,
+  type WalkExclusions,
+} from "@rein/sdk";
 import { ToolInputError } from "./paths.js";
 
 export interface FsToolsOptions {
@@ -14,13 +20,41 @@ export interface FsToolsOptions {
   maxLines?: number;
   /** Largest image `read` returns as image content. Default 5 MiB. */
   maxImageBytes?: number;
+  /**
+   * Globs (relative to the working directory) that write and edit refuse: Rein's own
+   * state and config. Default `PROTECTED_PATHS`; your list replaces it.
+   */
+  protectedPaths?: string[];
+  /** Walk exclusions to honour (the plugin wires the harness's; a bare tool pack has none). */
+  exclusions?: WalkExclusions;
+  /** Text masks applied before grep cuts a long line (the plugin wires the harness's). */
+  masks?: TextMasks;
+  /** Files the host protects (config, loaded plugin files); the plugin wires the harness's. */
+  protectedFiles?: ProtectedFiles;
 }
+
+/**
+ * What write and edit refuse by default (invariant 4): Rein's state directory
+ * (sessions, grants, audit log, plugin caches), the config file, and plugins kept
+ * in the project. Matched on the canonical path, so a symlink into them is refused too.
+ */
+export const PROTECTED_PATHS: readonly string[] = [
+  ".rein",
+  ".rein/**",
+  "rein.config.*",
+  "**/rein.config.*",
+  ".rein-plugins/**",
+];
 
 export interface ResolvedFsOptions {
   root: string | undefined;
   maxBytes: number;
   maxLines: number;
   maxImageBytes: number;
+  protectedPaths: readonly string[];
+  exclusions: WalkExclusions | undefined;
+  masks: TextMasks | undefined;
+  protectedFiles: ProtectedFiles | undefined;
 }
 
 export const DEFAULT_MAX_BYTES = 50 * 1024;
@@ -33,6 +67,10 @@ export function resolveOptions(options: FsToolsOptions = {}): ResolvedFsOptions 
     maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
     maxLines: options.maxLines ?? DEFAULT_MAX_LINES,
     maxImageBytes: options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
+    protectedPaths: options.protectedPaths ?? PROTECTED_PATHS,
+    exclusions: options.exclusions,
+    masks: options.masks,
+    protectedFiles: options.protectedFiles,
   };
 }
 
@@ -50,6 +88,9 @@ const FS_ERRORS: Record<string, string> = {
   EPERM: "operation not permitted",
   EEXIST: "already exists",
   ENOTEMPTY: "is not empty",
+  ELOOP: "has too many levels of symbolic links",
+  ENAMETOOLONG: "is too long",
+  EINVAL: "is not a valid path",
 };
 
 /**
@@ -64,11 +105,15 @@ export async function guarded<T>(
     return await body();
   } catch (error) {
     if (error instanceof ToolInputError) return errorResult(error.message);
+    if (isSdkError(error, "invalid_path")) return errorResult(error.message);
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
-    if (code && FS_ERRORS[code]) return errorResult(`path ${JSON.stringify(display())} ${FS_ERRORS[code]}`);
+    if (code && FS_ERRORS[code])
+      return errorResult(`path ${JSON.stringify(shorten(display()))} ${FS_ERRORS[code]}`);
     throw error;
   }
 }
+
+const shorten = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}...` : text);
 
 export const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
 

@@ -32,20 +32,30 @@ export function fsTools(options: FsToolsOptions = {}): Record<string, AnyAgentTo
   return Object.fromEntries(createFsTools(options).map((tool) => [tool.name, tool]));
 }
 
-/** Calls a tool directly with a fake context whose working directory is `cwd`. */
+/**
+ * Calls a tool directly with a fake context whose working directory is `cwd`; like
+ * the harness, runs `inspect` first and hands its facts to `execute` (an inspect
+ * that throws becomes an error result, as the harness's deny would).
+ */
 export async function call(
   tool: AnyAgentTool | undefined,
   args: Record<string, unknown>,
   cwd: string,
 ): Promise<ToolResult> {
   if (!tool) throw new Error("no such tool");
+  let facts = {};
+  try {
+    facts = (await tool.inspect?.(args, { cwd, sessionId: "test-session" })) ?? {};
+  } catch (error) {
+    return { content: [{ type: "text", text: (error as Error).message }], isError: true };
+  }
   return tool.execute(args, {
     signal: new AbortController().signal,
     update: () => undefined,
     cwd,
     sessionId: "test-session",
     toolCallId: "call-1",
-    facts: {},
+    facts,
   });
 }
 

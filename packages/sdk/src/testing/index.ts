@@ -2,11 +2,10 @@
  * @rein/sdk/testing: test a plugin offline with a real harness and a scripted
  * model. No test-runner imports: use it from vitest, node:test or jest alike.
  */
-export {
-  type EvaluateToolCallOptions,
-  evaluateToolCall as checkToolCall,
-  type ToolCallEvaluation,
-  type ToolCallProbe,
+export type {
+  EvaluateToolCallOptions,
+  ToolCallEvaluation,
+  ToolCallProbe,
 } from "../evaluate-tool-call.js";
 export {
   createScriptedModel,
@@ -17,6 +16,7 @@ export {
   type ScriptStep,
   type ScriptToolCall,
 } from "../scripted-model.js";
+export { checkToolCall } from "./check-tool-call.js";
 export {
   type EndpointReply,
   type OpenAICompatibleServer,

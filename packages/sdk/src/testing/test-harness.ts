@@ -113,7 +113,8 @@ export async function createTestHarness(options: TestHarnessOptions = {}): Promi
     messages: () => harness.session.buildContext().messages,
     eventsOf,
     decisions: () => eventsOf("tool_decision"),
-    checkToolCall: (probe, checkOptions) => evaluateToolCall(harness, probe, checkOptions),
+    checkToolCall: (probe, checkOptions) =>
+      evaluateToolCall(harness, probe, { unregistered: "refuse", ...checkOptions }),
     dispose() {
       disposing ??= (async () => {
         try {

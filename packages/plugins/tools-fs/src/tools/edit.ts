@@ -1,7 +1,9 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
-import { defineTool, Type } from "@rein/sdk";
+import type { FileHandle } from "node:fs/promises";
+import { defineTool, type ToolResult, Type } from "@rein/sdk";
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
-import { resolveInRoot, resolveRoot } from "../paths.js";
+import { openFile, writeConfined } from "../confined-open.js";
+import { resolveRoot, targetOf } from "../paths.js";
+import { protectedCheck } from "../protected-paths.js";
 import { errorResult, guarded, looksBinary, type ResolvedFsOptions, textOf } from "../shared.js";
 
 export interface EditDetails {
@@ -13,6 +15,8 @@ export interface EditDetails {
   /** A unified diff of the change (`--- a/path`, `+++ b/path`, 3 lines of context). */
   diff: string;
 }
+
+const PATHS = { path: "file" } as const;
 
 const parameters = Type.Object({
   path: Type.String({ description: "File to edit, relative to the root (or absolute inside it)." }),
@@ -41,6 +45,7 @@ function occurrenceLines(text: string, needle: string): number[] {
 }
 
 export function createEditTool(options: ResolvedFsOptions) {
+  const refuseProtected = protectedCheck(options.protectedPaths, options.protectedFiles);
   return defineTool<typeof parameters, EditDetails>({
     name: "edit",
     label: "Edit file",
@@ -51,6 +56,8 @@ export function createEditTool(options: ResolvedFsOptions) {
       "Several edits to one file are separate calls. To create a file or rewrite it whole, use write.",
     ].join(" "),
     parameters,
+    paths: PATHS,
+    ...(options.root === undefined ? {} : { pathRoot: options.root }),
     risk: "write",
     executionMode: "sequential",
     execute: (args, ctx) =>
@@ -58,10 +65,8 @@ export function createEditTool(options: ResolvedFsOptions) {
         () => args.path,
         async () => {
           const root = resolveRoot(ctx.cwd, options.root);
-          const target = resolveInRoot(root, args.path);
-          const info = await stat(target.real);
-          if (info.isDirectory()) return errorResult(`path ${JSON.stringify(args.path)} is a directory`);
-          if (!info.isFile()) return errorResult(`path ${JSON.stringify(args.path)} is not a regular file`);
+          const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
+          refuseProtected(target, args.path);
           if (args.oldText === "") {
             return errorResult(
               "oldText is empty; give the exact text to replace (use write to create a file)",
@@ -70,52 +75,67 @@ export function createEditTool(options: ResolvedFsOptions) {
           if (args.oldText === args.newText) {
             return errorResult("oldText and newText are the same; there is nothing to change");
           }
-          const buffer = await readFile(target.real);
-          if (looksBinary(buffer))
-            return errorResult(`${target.display} is a binary file; edit works on text`);
-          const before = buffer.toString("utf8");
-          // Files with CRLF line endings: match and write with CRLF when the model used LF.
-          const crlf = before.includes("\r\n") && !args.oldText.includes("\r");
-          const oldText = crlf ? args.oldText.replace(/\n/g, "\r\n") : args.oldText;
-          const newText = crlf ? args.newText.replace(/\n/g, "\r\n") : args.newText;
-
-          const lines = occurrenceLines(before, oldText);
-          if (lines.length === 0) {
-            return errorResult(
-              `oldText was not found in ${target.display}; read the file again and copy the text exactly, ` +
-                "including whitespace and indentation",
-            );
+          // Read and written through one verified descriptor: what was read is what is replaced.
+          const { handle } = await openFile(root.real, target.real, "update", args.path);
+          try {
+            return await editOpened(handle, target.display, args, ctx.signal);
+          } finally {
+            await handle.close();
           }
-          if (lines.length > 1 && args.replaceAll !== true) {
-            return errorResult(
-              `oldText occurs ${lines.length} times in ${target.display} (lines ${lines.join(", ")}); ` +
-                "include more surrounding lines to make it unique, or set replaceAll to true to replace every occurrence",
-            );
-          }
-          const after =
-            args.replaceAll === true
-              ? before.split(oldText).join(newText)
-              : before.replace(oldText, () => newText);
-          if (ctx.signal.aborted) return errorResult("aborted; the file was not changed");
-          await writeFile(target.real, after, "utf8");
-          const diff = createTwoFilesPatch(
-            `a/${target.display}`,
-            `b/${target.display}`,
-            before,
-            after,
-            undefined,
-            undefined,
-            { context: 3, headerOptions: FILE_HEADERS_ONLY },
-          );
-          const count = lines.length;
-          const where = count === 1 ? `line ${lines[0]}` : `lines ${lines.join(", ")}`;
-          return {
-            content: textOf(
-              `Edited ${target.display}: replaced ${count} occurrence${count === 1 ? "" : "s"} (${where})`,
-            ),
-            details: { path: target.display, replacements: count, firstChangedLine: lines[0] ?? 1, diff },
-          };
         },
       ),
   });
+}
+
+async function editOpened(
+  handle: FileHandle,
+  display: string,
+  args: { path: string; oldText: string; newText: string; replaceAll?: boolean },
+  signal: AbortSignal,
+): Promise<ToolResult<EditDetails>> {
+  const target = { display };
+  const info = await handle.stat();
+  if (!info.isFile()) return errorResult(`path ${JSON.stringify(args.path)} is not a regular file`);
+  const buffer = await handle.readFile();
+  if (looksBinary(buffer)) return errorResult(`${target.display} is a binary file; edit works on text`);
+  const before = buffer.toString("utf8");
+  // Files with CRLF line endings: match and write with CRLF when the model used LF.
+  const crlf = before.includes("\r\n") && !args.oldText.includes("\r");
+  const oldText = crlf ? args.oldText.replace(/\n/g, "\r\n") : args.oldText;
+  const newText = crlf ? args.newText.replace(/\n/g, "\r\n") : args.newText;
+
+  const lines = occurrenceLines(before, oldText);
+  if (lines.length === 0) {
+    return errorResult(
+      `oldText was not found in ${target.display}; read the file again and copy the text exactly, ` +
+        "including whitespace and indentation",
+    );
+  }
+  if (lines.length > 1 && args.replaceAll !== true) {
+    return errorResult(
+      `oldText occurs ${lines.length} times in ${target.display} (lines ${lines.join(", ")}); ` +
+        "include more surrounding lines to make it unique, or set replaceAll to true to replace every occurrence",
+    );
+  }
+  const after =
+    args.replaceAll === true ? before.split(oldText).join(newText) : before.replace(oldText, () => newText);
+  if (signal.aborted) return errorResult("aborted; the file was not changed");
+  await writeConfined(handle, after);
+  const diff = createTwoFilesPatch(
+    `a/${target.display}`,
+    `b/${target.display}`,
+    before,
+    after,
+    undefined,
+    undefined,
+    { context: 3, headerOptions: FILE_HEADERS_ONLY },
+  );
+  const count = lines.length;
+  const where = count === 1 ? `line ${lines[0]}` : `lines ${lines.join(", ")}`;
+  return {
+    content: textOf(
+      `Edited ${target.display}: replaced ${count} occurrence${count === 1 ? "" : "s"} (${where})`,
+    ),
+    details: { path: target.display, replacements: count, firstChangedLine: lines[0] ?? 1, diff },
+  };
 }

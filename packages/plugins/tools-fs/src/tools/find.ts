@@ -1,6 +1,6 @@
-import { stat } from "node:fs/promises";
-import { defineTool, Type } from "@rein/sdk";
-import { resolveInRoot, resolveRoot } from "../paths.js";
+import { defineTool, pathRoot, Type } from "@rein/sdk";
+import { openDirectory } from "../confined-open.js";
+import { resolveRoot, targetOf } from "../paths.js";
 import {
   errorResult,
   formatBytes,
@@ -22,6 +22,8 @@ export interface FindDetails {
 }
 
 export const DEFAULT_FIND_LIMIT = 1000;
+
+const PATHS = { path: "walk" } as const;
 
 const parameters = Type.Object({
   pattern: Type.String({
@@ -49,6 +51,8 @@ export function createFindTool(options: ResolvedFsOptions) {
       `at most ${DEFAULT_FIND_LIMIT} unless you set limit. Use grep to search file contents.`,
     ].join(" "),
     parameters,
+    paths: PATHS,
+    ...(options.root === undefined ? {} : { pathRoot: options.root }),
     risk: "read",
     idempotent: true,
     execute: (args, ctx) =>
@@ -56,12 +60,21 @@ export function createFindTool(options: ResolvedFsOptions) {
         () => args.path ?? ".",
         async () => {
           const root = resolveRoot(ctx.cwd, options.root);
-          const target = resolveInRoot(root, args.path ?? ".");
-          if (!(await stat(target.real)).isDirectory()) {
-            return errorResult(`path ${JSON.stringify(args.path)} is not a directory`);
-          }
-          const files = (await listFiles(target.real, args.pattern, ctx.signal)).map((file) =>
-            join(target.display, file),
+          const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
+          const dir = await openDirectory(root.real, target.real, args.path ?? ".").catch((error) => {
+            if ((error as NodeJS.ErrnoException).code === "ENOTDIR") return undefined;
+            throw error;
+          });
+          if (!dir) return errorResult(`path ${JSON.stringify(args.path)} is not a directory`);
+          await dir.close();
+          const scope = {
+            tool: "find",
+            root: root.real,
+            project: pathRoot(ctx.cwd).real,
+            exclusions: options.exclusions,
+          };
+          const files = (await listFiles(scope, target.real, args.pattern, ctx.signal)).files.map((file) =>
+            join(target.display, file.rel),
           );
           const details = { pattern: args.pattern, path: target.display, total: files.length };
           if (files.length === 0) {

@@ -1,8 +1,6 @@
-import { realpathSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
-import { join as joinPath } from "node:path";
-import { defineTool, Type } from "@rein/sdk";
-import { isInside, resolveInRoot, resolveRoot } from "../paths.js";
+import { defineTool, pathRoot, Type } from "@rein/sdk";
+import { openDirectory, readConfined } from "../confined-open.js";
+import { resolveRoot, ToolInputError, targetOf } from "../paths.js";
 import {
   errorResult,
   formatBytes,
@@ -12,7 +10,7 @@ import {
   takeLinesWithin,
   textOf,
 } from "../shared.js";
-import { listFiles } from "../walk.js";
+import { checkEntry, listFiles, type WalkScope } from "../walk.js";
 
 export interface GrepDetails {
   pattern: string;
@@ -32,6 +30,8 @@ export const DEFAULT_GREP_LIMIT = 100;
 export const MAX_GREP_FILE_BYTES = 10 * 1024 * 1024;
 /** Longest line shown in grep output; longer ones are cut. */
 export const MAX_GREP_LINE_CHARS = 500;
+
+const PATHS = { path: "walk" } as const;
 
 const parameters = Type.Object({
   pattern: Type.String({
@@ -66,8 +66,13 @@ const parameters = Type.Object({
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-const cutLine = (line: string) =>
-  line.length > MAX_GREP_LINE_CHARS ? `${line.slice(0, MAX_GREP_LINE_CHARS)}... [line cut]` : line;
+/** Masks first (invariant 7: a secret is never cut in two before redaction sees it), then cuts. */
+const cutLine = (line: string, mask: (text: string) => string) => {
+  const masked = mask(line);
+  return masked.length > MAX_GREP_LINE_CHARS
+    ? `${masked.slice(0, MAX_GREP_LINE_CHARS)}... [line cut]`
+    : masked;
+};
 
 /** Output lines for one file: matches as `path:n:text`, context as `path-n-text`, groups split by `--`. */
 function formatFile(
@@ -76,6 +81,7 @@ function formatFile(
   matchIndexes: readonly number[],
   before: number,
   after: number,
+  mask: (text: string) => string,
 ): string[] {
   const out: string[] = [];
   const isMatch = new Set(matchIndexes);
@@ -87,7 +93,7 @@ function formatFile(
     for (let i = from; i <= to; i++) {
       if (i <= printedUpTo) continue;
       const separator = isMatch.has(i) ? ":" : "-";
-      out.push(`${display}${separator}${i + 1}${separator}${cutLine(lines[i] ?? "")}`);
+      out.push(`${display}${separator}${i + 1}${separator}${cutLine(lines[i] ?? "", mask)}`);
       printedUpTo = i;
     }
   }
@@ -107,6 +113,8 @@ export function createGrepTool(options: ResolvedFsOptions) {
       `At most ${DEFAULT_GREP_LIMIT} matching lines unless you set limit. Use find to search file names.`,
     ].join(" "),
     parameters,
+    paths: PATHS,
+    ...(options.root === undefined ? {} : { pathRoot: options.root }),
     risk: "read",
     idempotent: true,
     execute: (args, ctx) =>
@@ -126,18 +134,41 @@ export function createGrepTool(options: ResolvedFsOptions) {
             );
           }
           const root = resolveRoot(ctx.cwd, options.root);
-          const target = resolveInRoot(root, args.path ?? ".");
+          const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
           const before = args.before ?? args.context ?? 0;
           const after = args.after ?? args.context ?? 0;
           const limit = args.limit ?? DEFAULT_GREP_LIMIT;
+          const mask = options.masks ? (text: string) => options.masks?.mask(text) ?? text : (t: string) => t;
+          const scope: WalkScope = {
+            tool: "grep",
+            root: root.real,
+            project: pathRoot(ctx.cwd).real,
+            exclusions: options.exclusions,
+          };
 
-          const info = await stat(target.real);
-          const files: { real: string; display: string }[] = info.isDirectory()
-            ? (await listFiles(target.real, args.glob ?? "*", ctx.signal)).map((rel) => ({
-                real: joinPath(target.real, rel),
-                display: target.display === "." ? rel : `${target.display}/${rel}`,
-              }))
-            : [{ real: target.real, display: target.display }];
+          const isDir = await openDirectory(root.real, target.real, args.path ?? ".").then(
+            async (dir) => {
+              await dir.close();
+              return true;
+            },
+            (error: NodeJS.ErrnoException) => {
+              if (error.code === "ENOTDIR") return false;
+              throw error;
+            },
+          );
+          let files: { real: string; display: string }[];
+          if (isDir) {
+            files = (await listFiles(scope, target.real, args.glob ?? "*", ctx.signal)).files.map((file) => ({
+              real: file.real,
+              display: target.display === "." ? file.rel : `${target.display}/${file.rel}`,
+            }));
+          } else {
+            // A single file named directly: the gate decided on it; a walk rule still hides it.
+            if ((await checkEntry(scope, target.real)) === "hidden") {
+              throw new ToolInputError(`path ${JSON.stringify(args.path)} is hidden by a path rule`);
+            }
+            files = [{ real: target.real, display: target.display }];
+          }
 
           const out: string[] = [];
           let matches = 0;
@@ -146,25 +177,15 @@ export function createGrepTool(options: ResolvedFsOptions) {
           let hitLimit = false;
           for (const file of files) {
             if (ctx.signal.aborted) return errorResult("aborted");
-            // A symbolic link inside the root may lead outside it: never read through one.
-            let real: string;
+            // Read through a verified descriptor: a file swapped for a link meanwhile is skipped, never followed out.
+            let buffer: Buffer | undefined;
             try {
-              real = realpathSync(file.real);
+              buffer = (await readConfined(root.real, file.real, file.display, MAX_GREP_FILE_BYTES)).buffer;
             } catch {
               skipped++;
               continue;
             }
-            if (!isInside(root.real, real)) {
-              skipped++;
-              continue;
-            }
-            const fileInfo = await stat(real);
-            if (!fileInfo.isFile() || fileInfo.size > MAX_GREP_FILE_BYTES) {
-              skipped++;
-              continue;
-            }
-            const buffer = await readFile(real);
-            if (looksBinary(buffer)) {
+            if (!buffer || looksBinary(buffer)) {
               skipped++;
               continue;
             }
@@ -181,7 +202,7 @@ export function createGrepTool(options: ResolvedFsOptions) {
             if (found.length > 0) {
               matchedFiles++;
               if (out.length > 0 && (before > 0 || after > 0)) out.push("--");
-              out.push(...formatFile(file.display, lines, found, before, after));
+              out.push(...formatFile(file.display, lines, found, before, after, mask));
             }
             if (matches >= limit) {
               // Stopped at the limit: was there anything more to find?

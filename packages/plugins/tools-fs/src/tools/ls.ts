@@ -1,6 +1,7 @@
-import { readdir, stat } from "node:fs/promises";
-import { defineTool, Type } from "@rein/sdk";
-import { resolveInRoot, resolveRoot } from "../paths.js";
+import path from "node:path";
+import { defineTool, pathRoot, Type } from "@rein/sdk";
+import { listDirectory } from "../confined-open.js";
+import { resolveRoot, targetOf } from "../paths.js";
 import {
   errorResult,
   formatBytes,
@@ -9,6 +10,7 @@ import {
   takeLinesWithin,
   textOf,
 } from "../shared.js";
+import { checkEntry } from "../walk.js";
 
 export interface LsDetails {
   path: string;
@@ -20,6 +22,8 @@ export interface LsDetails {
 }
 
 export const DEFAULT_LS_LIMIT = 500;
+
+const PATHS = { path: "walk" } as const;
 
 const parameters = Type.Object({
   path: Type.Optional(
@@ -40,6 +44,8 @@ export function createLsTool(options: ResolvedFsOptions) {
       `At most ${DEFAULT_LS_LIMIT} entries unless you set limit; use find to search recursively.`,
     ].join(" "),
     parameters,
+    paths: PATHS,
+    ...(options.root === undefined ? {} : { pathRoot: options.root }),
     risk: "read",
     idempotent: true,
     execute: (args, ctx) =>
@@ -47,13 +53,33 @@ export function createLsTool(options: ResolvedFsOptions) {
         () => args.path ?? ".",
         async () => {
           const root = resolveRoot(ctx.cwd, options.root);
-          const target = resolveInRoot(root, args.path ?? ".");
-          if (!(await stat(target.real)).isDirectory()) {
+          const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
+          const listed = await listDirectory(root.real, target.real, args.path ?? ".").catch((error) => {
+            if ((error as NodeJS.ErrnoException).code === "ENOTDIR") return undefined;
+            throw error;
+          });
+          if (!listed) {
             return errorResult(
               `path ${JSON.stringify(args.path)} is not a directory; use read to read a file`,
             );
           }
-          const entries = (await readdir(target.real, { withFileTypes: true }))
+          const scope = {
+            tool: "ls",
+            root: root.real,
+            project: pathRoot(ctx.cwd).real,
+            exclusions: options.exclusions,
+          };
+          // A symlink is listed (as name@) even when it leads outside; an entry a rule hides is not.
+          const visible = [];
+          for (const entry of listed) {
+            if (!scope.exclusions || scope.exclusions.size === 0) {
+              visible.push(entry);
+              continue;
+            }
+            const checked = await checkEntry(scope, path.join(target.real, entry.name));
+            if (checked !== "hidden") visible.push(entry);
+          }
+          const entries = visible
             .map((entry) =>
               entry.isDirectory() ? `${entry.name}/` : entry.isSymbolicLink() ? `${entry.name}@` : entry.name,
             )

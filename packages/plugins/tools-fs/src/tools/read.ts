@@ -1,6 +1,7 @@
-import { open, readFile, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { defineTool, type ToolResult, Type } from "@rein/sdk";
-import { resolveInRoot, resolveRoot } from "../paths.js";
+import { openFile } from "../confined-open.js";
+import { resolveRoot, ToolInputError, targetOf } from "../paths.js";
 import {
   cutToBytes,
   errorResult,
@@ -24,6 +25,8 @@ export interface ReadDetails {
   bytes?: number;
 }
 
+const PATHS = { path: "file" } as const;
+
 const parameters = Type.Object({
   path: Type.String({ description: "File to read, relative to the root (or absolute inside it)." }),
   offset: Type.Optional(
@@ -43,17 +46,6 @@ export function sniffImage(head: Uint8Array): string | undefined {
   return undefined;
 }
 
-async function readHead(path: string, bytes: number): Promise<Uint8Array> {
-  const handle = await open(path, "r");
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 export function createReadTool(options: ResolvedFsOptions) {
   return defineTool<typeof parameters, ReadDetails>({
     name: "read",
@@ -67,6 +59,8 @@ export function createReadTool(options: ResolvedFsOptions) {
       "Paths are relative to the working directory; paths outside it are refused.",
     ].join(" "),
     parameters,
+    paths: PATHS,
+    ...(options.root === undefined ? {} : { pathRoot: options.root }),
     risk: "read",
     idempotent: true,
     execute: (args, ctx) =>
@@ -74,44 +68,80 @@ export function createReadTool(options: ResolvedFsOptions) {
         () => args.path,
         async () => {
           const root = resolveRoot(ctx.cwd, options.root);
-          const target = resolveInRoot(root, args.path);
-          const info = await stat(target.real);
-          if (info.isDirectory()) {
-            return errorResult(`path ${JSON.stringify(args.path)} is a directory; use ls to list it`);
-          }
-          if (!info.isFile()) return errorResult(`path ${JSON.stringify(args.path)} is not a regular file`);
-          const mimeType = sniffImage(await readHead(target.real, 16));
-          if (mimeType) {
-            if (info.size > options.maxImageBytes) {
-              return errorResult(
-                `image ${target.display} is ${formatBytes(info.size)}, over the ${formatBytes(options.maxImageBytes)} limit for images`,
-              );
+          const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
+          // Everything below reads through this one verified descriptor.
+          const { handle } = await openFile(root.real, target.real, "read", args.path).catch((error) => {
+            if ((error as NodeJS.ErrnoException).code === "EISDIR") {
+              throw new ToolInputError(`path ${JSON.stringify(args.path)} is a directory; use ls to list it`);
             }
-            const data = (await readFile(target.real)).toString("base64");
-            return {
-              content: [
-                {
-                  type: "text",
-                  text: `Read image ${target.display} (${mimeType}, ${formatBytes(info.size)})`,
-                },
-                { type: "image", data, mimeType },
-              ],
-              details: { path: target.display, mimeType, bytes: info.size },
-            };
+            throw error;
+          });
+          try {
+            return await readOpened(handle, target.display, args, options);
+          } finally {
+            await handle.close();
           }
-          const buffer = await readFile(target.real);
-          if (looksBinary(buffer)) {
-            return {
-              content: textOf(
-                `${target.display} is a binary file (${formatBytes(buffer.length)}); its content is not shown`,
-              ),
-              details: { path: target.display, bytes: buffer.length },
-            };
-          }
-          return readText(target.display, buffer.toString("utf8"), args, options);
         },
       ),
   });
+}
+
+async function readOpened(
+  handle: FileHandle,
+  display: string,
+  args: { path: string; offset?: number; limit?: number },
+  options: ResolvedFsOptions,
+): Promise<ToolResult<ReadDetails>> {
+  const info = await handle.stat();
+  if (info.isDirectory()) {
+    return errorResult(`path ${JSON.stringify(args.path)} is a directory; use ls to list it`);
+  }
+  if (!info.isFile()) return errorResult(`path ${JSON.stringify(args.path)} is not a regular file`);
+  const head = Buffer.alloc(16);
+  const { bytesRead } = await handle.read(head, 0, 16, 0);
+  const mimeType = sniffImage(head.subarray(0, bytesRead));
+  const target = { display };
+  if (mimeType) {
+    if (info.size > options.maxImageBytes) {
+      return errorResult(
+        `image ${target.display} is ${formatBytes(info.size)}, over the ${formatBytes(options.maxImageBytes)} limit for images`,
+      );
+    }
+    const data = (await readAll(handle)).toString("base64");
+    return {
+      content: [
+        {
+          type: "text",
+          text: `Read image ${target.display} (${mimeType}, ${formatBytes(info.size)})`,
+        },
+        { type: "image", data, mimeType },
+      ],
+      details: { path: target.display, mimeType, bytes: info.size },
+    };
+  }
+  const buffer = await readAll(handle);
+  if (looksBinary(buffer)) {
+    return {
+      content: textOf(
+        `${target.display} is a binary file (${formatBytes(buffer.length)}); its content is not shown`,
+      ),
+      details: { path: target.display, bytes: buffer.length },
+    };
+  }
+  return readText(target.display, buffer.toString("utf8"), args, options);
+}
+
+/** The whole file from byte 0 (the handle's position moved while sniffing). */
+async function readAll(handle: FileHandle): Promise<Buffer> {
+  const { size } = await handle.stat();
+  const buffer = Buffer.alloc(size);
+  let done = 0;
+  while (done < size) {
+    const { bytesRead } = await handle.read(buffer, done, size - done, done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buffer.subarray(0, done);
 }
 
 function readText(
@@ -140,7 +170,8 @@ function readText(
   let note: string | undefined;
   if (kept === 0) {
     // The first line alone is over the byte limit: show its beginning.
-    const line = selection[0] ?? "";
+    // Masked before the cut: a secret is never shown in part (invariant 7).
+    const line = options.masks ? options.masks.mask(selection[0] ?? "") : (selection[0] ?? "");
     body = cutToBytes(line, options.maxBytes);
     end = start;
     note =

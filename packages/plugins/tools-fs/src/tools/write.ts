@@ -1,7 +1,7 @@
-import { mkdir, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
 import { defineTool, Type } from "@rein/sdk";
-import { resolveInRoot, resolveRoot } from "../paths.js";
+import { openFile, writeConfined } from "../confined-open.js";
+import { resolveRoot, targetOf } from "../paths.js";
+import { protectedCheck } from "../protected-paths.js";
 import { errorResult, formatBytes, guarded, type ResolvedFsOptions, textOf } from "../shared.js";
 
 export interface WriteDetails {
@@ -11,12 +11,15 @@ export interface WriteDetails {
   created: boolean;
 }
 
+const PATHS = { path: "file" } as const;
+
 const parameters = Type.Object({
   path: Type.String({ description: "File to write, relative to the root (or absolute inside it)." }),
   content: Type.String({ description: "The complete new content of the file." }),
 });
 
 export function createWriteTool(options: ResolvedFsOptions) {
+  const refuseProtected = protectedCheck(options.protectedPaths, options.protectedFiles);
   return defineTool<typeof parameters, WriteDetails>({
     name: "write",
     label: "Write file",
@@ -27,6 +30,8 @@ export function createWriteTool(options: ResolvedFsOptions) {
       "Paths outside the working directory are refused.",
     ].join(" "),
     parameters,
+    paths: PATHS,
+    ...(options.root === undefined ? {} : { pathRoot: options.root }),
     risk: "write",
     executionMode: "sequential",
     idempotent: true,
@@ -35,18 +40,17 @@ export function createWriteTool(options: ResolvedFsOptions) {
         () => args.path,
         async () => {
           const root = resolveRoot(ctx.cwd, options.root);
-          const target = resolveInRoot(root, args.path);
-          let created = true;
-          try {
-            const info = await stat(target.real);
-            if (info.isDirectory()) return errorResult(`path ${JSON.stringify(args.path)} is a directory`);
-            created = false;
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-          }
+          const target = targetOf(ctx.facts, args, PATHS, "path", ctx.cwd, root);
+          refuseProtected(target, args.path);
+          if (target.display === ".") return errorResult(`path ${JSON.stringify(args.path)} is a directory`);
           if (ctx.signal.aborted) return errorResult("aborted; nothing was written");
-          await mkdir(dirname(target.real), { recursive: true });
-          await writeFile(target.real, args.content, "utf8");
+          // Created inside a verified directory descriptor; written through the verified file descriptor.
+          const { handle, created } = await openFile(root.real, target.real, "write", args.path);
+          try {
+            await writeConfined(handle, args.content);
+          } finally {
+            await handle.close();
+          }
           const bytes = Buffer.byteLength(args.content, "utf8");
           return {
             content: textOf(`${created ? "Created" : "Wrote"} ${target.display} (${formatBytes(bytes)})`),

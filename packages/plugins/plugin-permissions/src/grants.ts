@@ -1,0 +1,173 @@
+/**
+ * Session grants: what "allow for this session" covers, and proof that Rein wrote it.
+ *
+ * Invariants (security invariants 4 and 5):
+ * - a grant is exactly as wide as what the prompt showed: the same simple commands
+ *   (argv, assignments, redirections and wrappers all equal) for a shell call, the
+ *   same canonical paths for a path tool, the same arguments otherwise; a compound
+ *   command is covered only when every part is, and a command with parts the parser
+ *   could not resolve (`unknown`) is never covered;
+ * - a grant read back from a session counts only with a valid HMAC-SHA256 made with
+ *   the user's grant key (kept outside the project, 0600) over the grant and the
+ *   session id; anything else is ignored and reported.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { argsHash, canonicalJson, type ToolGateCall } from "@rein/sdk";
+
+/** One simple command as the shell facts describe it (see `facts.command` in @rein/sdk). */
+export interface GrantedCommand {
+  argv: string[];
+  assignments: string[];
+  redirections: { op: string; target: string }[];
+  wrappers: string[];
+}
+
+/** A session grant, as stored in a `rein.permission-grant` entry's `data`. */
+export interface PermissionGrant {
+  tool: string;
+  /** The decider whose `ask` this grant answers. */
+  askedBy: string;
+  /** `commands`: these simple commands; `paths`: these canonical paths; `exact`: these arguments. */
+  scope: "commands" | "paths" | "exact";
+  commands?: GrantedCommand[];
+  /** Canonical paths relative to the project root. */
+  paths?: string[];
+  /** For `exact`: sha256 of the canonical JSON of the arguments. */
+  argsHash?: string;
+  grantedAt: string;
+  /** HMAC-SHA256 (hex) of the grant without `mac`, bound to the session id. */
+  mac?: string;
+}
+
+/** What the shell helper's `facts.command` carries (read structurally: the field is declared elsewhere). */
+interface CommandFactsLike {
+  commands: readonly GrantedCommand[];
+  unknown: readonly unknown[];
+}
+interface PathFactLike {
+  relative: string;
+  inside: boolean;
+}
+
+type Call = Pick<ToolGateCall, "name" | "args" | "facts">;
+
+const commandFacts = (call: Call) => (call.facts as { command?: CommandFactsLike } | undefined)?.command;
+const pathFacts = (call: Call) => (call.facts as { paths?: readonly PathFactLike[] } | undefined)?.paths;
+
+const copyCommand = (c: GrantedCommand): GrantedCommand => ({
+  argv: [...c.argv],
+  assignments: [...c.assignments],
+  redirections: c.redirections.map((r) => ({ op: r.op, target: r.target })),
+  wrappers: [...c.wrappers],
+});
+
+/** The scope a session grant for this call would have (before time and mac). */
+export function scopeOf(
+  call: Call,
+  preferExact: boolean,
+): Pick<PermissionGrant, "scope" | "commands" | "paths" | "argsHash"> {
+  const command = commandFacts(call);
+  if (!preferExact && command && command.unknown.length === 0 && command.commands.length > 0) {
+    return { scope: "commands", commands: command.commands.map(copyCommand) };
+  }
+  const paths = pathFacts(call);
+  if (!preferExact && paths && paths.length > 0 && paths.every((p) => p.inside)) {
+    return { scope: "paths", paths: [...new Set(paths.map((p) => p.relative))] };
+  }
+  return { scope: "exact", argsHash: argsHash(call.args) };
+}
+
+const sameCommand = (a: GrantedCommand, b: GrantedCommand) => canonicalJson(a) === canonicalJson(b);
+
+/** Whether a grant covers a call asked about by `askedBy`. */
+export function covers(grant: PermissionGrant, call: Call, askedBy: string): boolean {
+  if (grant.tool !== call.name || grant.askedBy !== askedBy) return false;
+  if (grant.scope === "commands") {
+    const command = commandFacts(call);
+    if (!command || command.unknown.length > 0 || command.commands.length === 0) return false;
+    return command.commands.every((part) => grant.commands?.some((g) => sameCommand(g, copyCommand(part))));
+  }
+  if (grant.scope === "paths") {
+    const paths = pathFacts(call);
+    if (!paths || paths.length === 0) return false;
+    return paths.every((p) => p.inside && grant.paths?.includes(p.relative) === true);
+  }
+  return grant.argsHash === argsHash(call.args);
+}
+
+/** How a grant reads in policy-rule grammar, as the prompt shows it: `bash(git status)`, `write(src/a.ts)`. */
+export function describeScope(
+  tool: string,
+  scope: Pick<PermissionGrant, "scope" | "commands" | "paths">,
+): string {
+  if (scope.scope === "commands") {
+    const parts = (scope.commands ?? []).map((c) =>
+      [...c.wrappers, ...c.assignments, ...c.argv, ...c.redirections.map((r) => `${r.op}${r.target}`)].join(
+        " ",
+      ),
+    );
+    return `${parts.map((part) => `${tool}(${part})`).join(" + ")} exactly (no other arguments or commands)`;
+  }
+  if (scope.scope === "paths") return `${(scope.paths ?? []).map((p) => `${tool}(${p})`).join(" + ")} only`;
+  return "these exact arguments only";
+}
+
+// --- proof that Rein wrote it ------------------------------------------------------
+
+/** The directory holding the grant key: `$REIN_CONFIG_DIR`, `$XDG_CONFIG_HOME/rein`, or `~/.config/rein`. */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.REIN_CONFIG_DIR) return path.resolve(env.REIN_CONFIG_DIR);
+  const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
+  return path.join(base, "rein");
+}
+
+/** Reads the grant key, creating it (0600, in a 0700 directory) on first use. */
+export function loadGrantKey(file: string): Buffer {
+  try {
+    return Buffer.from(fs.readFileSync(file, "utf8").trim(), "hex");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const key = randomBytes(32);
+  try {
+    fs.writeFileSync(file, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+    return key;
+  } catch (error) {
+    // Another process created it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return loadGrantKey(file);
+    throw error;
+  }
+}
+
+function macOf(key: Buffer, grant: PermissionGrant, sessionId: string): string {
+  const { mac: _mac, ...rest } = grant;
+  return createHmac("sha256", key)
+    .update(canonicalJson({ grant: rest, session: sessionId }))
+    .digest("hex");
+}
+
+export function sign(key: Buffer, grant: PermissionGrant, sessionId: string): PermissionGrant {
+  return { ...grant, mac: macOf(key, grant, sessionId) };
+}
+
+/** Whether the grant carries a valid mac for this session. */
+export function verify(key: Buffer, grant: PermissionGrant, sessionId: string): boolean {
+  if (typeof grant.mac !== "string" || !/^[0-9a-f]{64}$/.test(grant.mac)) return false;
+  const expected = Buffer.from(macOf(key, grant, sessionId), "hex");
+  return timingSafeEqual(expected, Buffer.from(grant.mac, "hex"));
+}
+
+/** Structural check of a stored grant (before its mac is checked). */
+export function isGrant(value: unknown): value is PermissionGrant {
+  if (typeof value !== "object" || value === null) return false;
+  const g = value as Partial<PermissionGrant>;
+  if (typeof g.tool !== "string" || typeof g.askedBy !== "string" || typeof g.grantedAt !== "string")
+    return false;
+  if (g.scope === "commands") return Array.isArray(g.commands);
+  if (g.scope === "paths") return Array.isArray(g.paths);
+  return g.scope === "exact" && typeof g.argsHash === "string";
+}

@@ -1,0 +1,35 @@
+/**
+ * Services plugins of one harness share (walk exclusions, text masks): one value
+ * per harness, reached from any plugin's `rein` object.
+ *
+ * Invariant: a service is per harness, never process-wide, so two harnesses in one
+ * process (tests, a server) never see each other's rules or masks.
+ */
+import type { AgentHarness } from "@rein/harness";
+
+const harnessOfRein = new WeakMap<object, AgentHarness>();
+const services = new WeakMap<AgentHarness, Map<symbol, unknown>>();
+
+/** Called by the plugin host for every `rein` object it creates. */
+export function bindRein(rein: object, harness: AgentHarness): void {
+  harnessOfRein.set(rein, harness);
+}
+
+/** The harness a `rein` object (or a harness itself) belongs to. */
+function harnessOf(owner: object): AgentHarness | undefined {
+  return (
+    harnessOfRein.get(owner) ?? (services.has(owner as AgentHarness) ? (owner as AgentHarness) : undefined)
+  );
+}
+
+/** The harness's instance of a service, created on first use. `owner`: a `rein` object or a harness. */
+export function sharedService<T>(owner: object, key: symbol, create: () => T): T {
+  const harness = harnessOf(owner) ?? (owner as AgentHarness);
+  let table = services.get(harness);
+  if (!table) {
+    table = new Map();
+    services.set(harness, table);
+  }
+  if (!table.has(key)) table.set(key, create());
+  return table.get(key) as T;
+}
