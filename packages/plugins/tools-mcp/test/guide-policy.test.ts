@@ -51,7 +51,7 @@ describe("the guide's policy", () => {
     ["mcp__fs__read_multiple_files", { paths: ["a.txt", ".env"] }, "policy:one-by-one"],
     ["read", { path: "sub/.env" }, "policy:env"],
   ])("%s %j is denied by %s", async (name, args, by) => {
-    const verdict = await t.checkToolCall({ name, args }, { skipPermission: true });
+    const verdict = await t.checkToolCall({ name, args }, { skipPermission: true, unregistered: "evaluate" });
     expect(verdict).toMatchObject({ decision: "deny", by });
   });
 
@@ -61,7 +61,7 @@ describe("the guide's policy", () => {
     ["mcp__fs__write_file", { path: "src/app.ts", content: "" }, "allow"],
     ["mcp__fs__read_text_file", { path: "environment.md" }, "allow"],
   ])("%s %j is not denied by the policy", async (name, args, decision) => {
-    const verdict = await t.checkToolCall({ name, args }, { skipPermission: true });
+    const verdict = await t.checkToolCall({ name, args }, { skipPermission: true, unregistered: "evaluate" });
     expect(verdict.decision).toBe(decision);
     expect(verdict.by).not.toMatch(/^policy:(rein|env|no-moves|one-by-one)/);
   });
