@@ -578,10 +578,15 @@ export class AgentHarness {
    * `compaction`, `hook` or `aborted`, having written nothing.
    */
   navigateTree(targetId: string | null, options: NavigateOptions = {}): Promise<NavigateOutcome> {
-    return this.runOperation("branch", "navigateTree", async (signal) => {
+    // An invalid target is rejected before the phase is taken: no phase change, no `settled`.
+    try {
       checkTarget(this.operationHost, targetId);
-      return runNavigation(this.operationHost, targetId, options, signal);
-    });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.runOperation("branch", "navigateTree", (signal) =>
+      runNavigation(this.operationHost, targetId, options, signal),
+    );
   }
 
   /**
@@ -600,6 +605,8 @@ export class AgentHarness {
   private takePhase(phase: Exclude<Phase, "idle">, operation: string): void {
     if (this.phaseValue !== "idle") throw busyError(operation, this.phaseValue);
     this.phaseValue = phase;
+    // Started from a `settled` listener: this phase's events must not wait for that listener.
+    this.events.release();
     this.idle = new Promise((resolve) => {
       this.resolveIdle = resolve;
     });
@@ -611,7 +618,7 @@ export class AgentHarness {
     this.resolveIdle = undefined;
     this.active = undefined;
     this.phaseValue = "idle";
-    await this.events.emit(runId === undefined ? { type: "settled" } : { type: "settled", runId });
+    await this.events.emitLast(runId === undefined ? { type: "settled" } : { type: "settled", runId });
     resolve?.();
   }
 

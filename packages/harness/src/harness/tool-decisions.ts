@@ -3,7 +3,10 @@
  * `toolCall` may rewrite the arguments (validated again against the snapshot's
  * schema), `toolGate` reduces to the strictest verdict, an `ask` goes to
  * `permissionAsk` (no answer = deny), and the outcome is recorded with who
- * decided and why. Invariant: nothing here can turn a deny into an allow.
+ * decided and why. Invariants: nothing here can turn a deny into an allow; the
+ * arguments every tap sees are deeply frozen (validated ones, and a rewrite once
+ * validated again), so an in-place change cannot skip validation: it throws in
+ * the tap that tries it.
  */
 import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
@@ -11,6 +14,7 @@ import type { HarnessEvent } from "../events/event-types.js";
 import { runBail, runToolGate, runWaterfall } from "../hooks/create-hooks.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
 import type { AttributedVerdict, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
+import { deepFreeze } from "../loop/frozen-args.js";
 import type { ToolCallPlan } from "../loop/loop-types.js";
 import type { DecisionRecord } from "../session/entries.js";
 import type { AnyAgentTool } from "../tools.js";
@@ -51,7 +55,7 @@ export async function decideToolCall(
     );
     if (rewritten.args !== args) {
       try {
-        args = validateToolArguments(tool, { ...call, arguments: rewritten.args });
+        args = deepFreeze(validateToolArguments(tool, { ...call, arguments: rewritten.args }));
       } catch (error) {
         return refuseWith(env, call, rewritten.args, {
           decision: "deny",
@@ -62,7 +66,7 @@ export async function decideToolCall(
     }
   }
 
-  const gateCall: ToolGateCall = { id: call.id, name: call.name, args, risk: tool.risk };
+  const gateCall: ToolGateCall = Object.freeze({ id: call.id, name: call.name, args, risk: tool.risk });
   const context = env.contextFor({ ...base, args });
   const verdict =
     (await runToolGate(env.hooks, gateCall, context)) ??

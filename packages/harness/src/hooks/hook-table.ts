@@ -67,9 +67,33 @@ type Args<K extends HookName> = [HookPayload<K>, HookContextOf<K>];
 // biome-ignore lint/suspicious/noConfusingVoidType: deliberate, see above.
 type TapReturn<K extends HookName> = HookResult<K> | undefined | void;
 
-export type HarnessHook<K extends HookName> = HookShapes[K]["reduction"] extends "waterfall"
+type TapableHook<K extends HookName> = HookShapes[K]["reduction"] extends "waterfall"
   ? AsyncSeriesWaterfallHook<Args<K>, TapReturn<K>, ReinTapOptions>
   : AsyncSeriesBailHook<Args<K>, TapReturn<K>, ReinTapOptions>;
+
+/** Tap options: the plugin's name, and optionally `stage`, `before` and `timeout`. */
+export type HarnessTapOptions = string | ({ name: string; before?: string; stage?: number } & ReinTapOptions);
+
+/** Removes the tap it was returned for (by identity); calling it twice does nothing. */
+export type Disposer = () => void;
+
+/**
+ * A Tapable hook whose tap methods return a disposer. Dispatch (`promise`,
+ * `callAsync`) runs the harness's own runner: same reduction, timeouts and
+ * failure policy as a run.
+ */
+export type HarnessHook<K extends HookName> = Omit<TapableHook<K>, "tap" | "tapAsync" | "tapPromise"> & {
+  tap(options: HarnessTapOptions, fn: (...args: Args<K>) => TapReturn<K>): Disposer;
+  tapPromise(options: HarnessTapOptions, fn: (...args: Args<K>) => Promise<TapReturn<K>>): Disposer;
+  tapAsync(
+    options: HarnessTapOptions,
+    fn: (
+      payload: HookPayload<K>,
+      context: HookContextOf<K>,
+      callback: (error?: Error | null | false, result?: TapReturn<K>) => void,
+    ) => void,
+  ): Disposer;
+};
 
 export type HarnessHooks = { readonly [K in HookName]: HarnessHook<K> };
 

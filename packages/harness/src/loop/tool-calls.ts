@@ -3,10 +3,14 @@
  *
  * Invariants: every tool call gets exactly one result message, emitted in call
  * order; a call is validated against the turn's own tool definitions (invalid
- * arguments become an error result the model can read); parallel tools run
- * together, a `sequential` tool runs alone; a failure of the caller's hooks never
- * leaves a call without a result: it is recorded and returned as `failure`, and
- * calls planned after it are not executed.
+ * arguments become an error result the model can read); every refusal, the
+ * harness's own included (unknown tool, invalid arguments), is a `tool_decision`
+ * event; `tool_execution_start` / `_end` bracket only calls that really execute,
+ * so a denied call never gets them; parallel tools run together, a `sequential`
+ * tool runs alone; once the run's signal aborts no further call starts (not from
+ * a gate tap that aborted, not between two sequential calls); a failure of the
+ * caller's hooks never leaves a call without a result: it is recorded and
+ * returned as `failure`, and calls planned after it are not executed.
  */
 import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
@@ -14,6 +18,7 @@ import type { HarnessEvent } from "../events/event-types.js";
 import type { ToolResultPayload } from "../hooks/hook-types.js";
 import type { AssistantMessage, DecisionRecord, RecordedToolResult } from "../session/entries.js";
 import type { AnyAgentTool, ToolResult } from "../tools.js";
+import { deepFreeze, toolArgs } from "./frozen-args.js";
 import type { AgentLoopConfig, LoopTurn, ToolCallPlan } from "./loop-types.js";
 
 export interface ToolCallsOutcome {
@@ -27,6 +32,9 @@ interface PlannedCall {
   tool: AnyAgentTool | undefined;
   plan: ToolCallPlan;
 }
+
+const HARNESS = "harness";
+const NOT_STARTED_ABORTED = "not executed: the run was aborted before this call started";
 
 const refuse = (text: string, decision?: DecisionRecord): ToolCallPlan => ({
   action: "refuse",
@@ -45,19 +53,17 @@ export async function runToolCalls(
   let failure: unknown;
   const planned: PlannedCall[] = [];
   for (const call of calls) {
-    await emit({
-      type: "tool_execution_start",
-      toolCallId: call.id,
-      toolName: call.name,
-      args: call.arguments,
-    });
     const tool = turn.tools.find((candidate) => candidate.name === call.name);
     if (failure !== undefined) {
       planned.push({ call, tool, plan: refuse(`not executed: ${describeError(failure)}`) });
       continue;
     }
+    if (signal.aborted) {
+      planned.push({ call, tool, plan: refuse(NOT_STARTED_ABORTED) });
+      continue;
+    }
     try {
-      planned.push({ call, tool, plan: await planCall(call, tool, turn, config) });
+      planned.push({ call, tool, plan: await planCall(call, tool, turn, config, emit) });
     } catch (error) {
       failure = error;
       planned.push({ call, tool, plan: refuse(`not executed: ${describeError(error)}`) });
@@ -93,20 +99,23 @@ async function planCall(
   tool: AnyAgentTool | undefined,
   turn: LoopTurn,
   config: AgentLoopConfig,
+  emit: (event: HarnessEvent) => Promise<void>,
 ): Promise<ToolCallPlan> {
+  // The harness's own refusals are decisions too: audit logs them like any gate's.
+  const refuseAs = async (text: string, reason: string) => {
+    const decision: DecisionRecord = { decision: "deny", by: HARNESS, reason };
+    await emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args: call.arguments, ...decision });
+    return refuse(text, decision);
+  };
   if (!tool) {
     const available = turn.tools.map((t) => t.name).join(", ") || "none";
-    return refuse(`Tool "${call.name}" is not available in this turn (available: ${available}).`, {
-      decision: "deny",
-      by: "harness",
-      reason: "unknown tool",
-    });
+    return refuseAs(`Tool "${call.name}" is not available in this turn (available: ${available}).`, "unknown tool");
   }
   let args: Record<string, unknown>;
   try {
-    args = validateToolArguments(tool, call);
+    args = deepFreeze(validateToolArguments(tool, call));
   } catch (error) {
-    return refuse(describeError(error), { decision: "deny", by: "harness", reason: "invalid arguments" });
+    return refuseAs(describeError(error), "invalid arguments");
   }
   return config.planToolCall ? config.planToolCall(call, tool, args, turn) : { action: "execute", args };
 }
@@ -127,6 +136,10 @@ async function executePlanned(
       await Promise.allSettled(inFlight);
       inFlight = [];
     }
+    // Checked right before each start: an abort from a gate tap or from an earlier call stops the rest.
+    if (entry.plan.action === "execute" && signal.aborted) {
+      entry.plan = refuse(NOT_STARTED_ABORTED, entry.plan.decision);
+    }
     const final = completeCall(entry, turn, config, signal, emit, onFailure);
     finals.push(final);
     if (sequential) await final.catch(() => undefined);
@@ -144,12 +157,12 @@ async function completeCall(
   emit: (event: HarnessEvent) => Promise<void>,
   onFailure: (error: unknown) => void,
 ): Promise<ToolResultPayload> {
-  let raw: ToolResult;
   if (plan.action === "refuse" || !tool) {
-    raw = plan.action === "refuse" ? plan.result : { content: [], isError: true };
-  } else {
-    raw = await execute(tool, plan.args, call, turn, config, signal, emit);
+    const raw = plan.action === "refuse" ? plan.result : { content: [], isError: true };
+    return { content: raw.content, details: raw.details, isError: raw.isError === true };
   }
+  await emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: plan.args });
+  const raw = await execute(tool, toolArgs(plan.args), call, turn, config, signal, emit);
   let final: ToolResultPayload = {
     content: raw.content,
     details: raw.details,
