@@ -19,14 +19,14 @@
  *   pending write its pending id. Opening a harness on a session recovers what a
  *   crash left open (./recovery.ts).
  */
-import type { Model } from "@mariozechner/pi-ai";
+import type { Model, ToolCall } from "@mariozechner/pi-ai";
 import {
   type CompactionSettings,
   DEFAULT_COMPACTION_SETTINGS,
   resolveCompactionSettings,
 } from "../compaction/compaction-settings.js";
 import { estimateFixedTokens } from "../compaction/token-estimate.js";
-import { busyError, HarnessError, invalidArgument } from "../errors.js";
+import { busyError, HarnessError, invalidArgument, isHarnessError } from "../errors.js";
 import { EventBus } from "../events/event-bus.js";
 import type {
   ConfigKey,
@@ -52,6 +52,7 @@ import type {
   SessionFacade,
   ToolCallInfo,
   ToolHookContext,
+  WritableEntry,
 } from "../hooks/hook-types.js";
 import { type InFlightCall, PluginDriver } from "../hooks/plugin-driver.js";
 import { shortId } from "../ids.js";
@@ -148,11 +149,8 @@ export interface CompactOptions {
   instructions?: string;
 }
 
-/** Entry types a caller or plugin may write through the harness (the rest are the harness's own). */
-export type WritableEntry = Extract<
-  EntryInput,
-  { type: "custom" | "custom_message" | "label" | "session_info" }
->;
+export type { WritableEntry } from "../hooks/hook-types.js";
+
 const WRITABLE_TYPES = new Set(["custom", "custom_message", "label", "session_info"]);
 
 interface ActiveRun {
@@ -243,6 +241,7 @@ export class AgentHarness {
         nextTurn: (message) => this.nextTurn(message),
       },
       append: (input) => this.appendEntry(input),
+      stopRun: (reason) => this.stopRun(reason),
     });
     this.operationHost = this.createOperationHost();
     if (options.recover !== false) {
@@ -551,6 +550,20 @@ export class AgentHarness {
     void this.events.emit({ type: "abort", runId: run.runId, ...(reason === undefined ? {} : { reason }) });
   }
 
+  /**
+   * What `context.stopRun(reason)` does: ends the current run at once, like
+   * `abort(reason)`, but keeps queued steering and follow-ups (a plugin's stop is
+   * not the user cancelling what they asked for).
+   */
+  private stopRun(reason: string): void {
+    if (typeof reason !== "string" || reason === "")
+      throw invalidArgument("stopRun needs a reason (a string)");
+    const run = this.active;
+    if (!run || run.controller.signal.aborted) return;
+    run.controller.abort(new HarnessError("aborted", reason));
+    void this.events.emit({ type: "abort", runId: run.runId, reason });
+  }
+
   /** Resolves once the harness is idle and `settled` has been emitted. */
   waitForIdle(): Promise<void> {
     return this.idle;
@@ -704,6 +717,10 @@ export class AgentHarness {
       );
     } catch (error) {
       putBack();
+      // A beforeRun tap still waiting when the run was aborted: the run is aborted, not failed.
+      if (signal.aborted && isHarnessError(error, "aborted")) {
+        return { runId: run.runId, status: "aborted", reason: error.message, messages: [] };
+      }
       throw error;
     }
     if (start.block) {
@@ -725,6 +742,8 @@ export class AgentHarness {
     const outcome: RunOutcome = { runId: run.runId, status: result.status, messages: result.messages };
     if (result.error !== undefined)
       outcome.reason = result.error instanceof Error ? result.error.message : String(result.error);
+    else if (result.status === "aborted" && signal.reason instanceof HarnessError)
+      outcome.reason = signal.reason.message; // `abort(reason)` or a plugin's `stopRun(reason)`
     return outcome;
   }
 
@@ -783,20 +802,24 @@ export class AgentHarness {
       config.onPayload = (payload) =>
         runWaterfall(this.hooks, "providerPayload", payload, this.views.context(signal));
     }
+    const callInfo = (call: ToolCall, tool: AnyAgentTool | undefined) => ({
+      id: call.id,
+      name: call.name,
+      args: call.arguments,
+      risk: tool?.risk,
+      tool: tool as AnyAgentTool,
+    });
     if (this.hooks.toolResult.taps.length > 0) {
       config.finalizeToolResult = (call, tool, result) =>
-        runWaterfall(
-          this.hooks,
-          "toolResult",
-          result,
-          this.views.toolContext(signal, {
-            id: call.id,
-            name: call.name,
-            args: call.arguments,
-            risk: tool?.risk,
-            tool: tool as AnyAgentTool,
-          }),
-        );
+        runWaterfall(this.hooks, "toolResult", result, this.views.toolContext(signal, callInfo(call, tool)));
+    }
+    if (this.hooks.toolUpdate.taps.length > 0) {
+      config.finalizeToolUpdate = (call, tool, partial) =>
+        runWaterfall(this.hooks, "toolUpdate", partial, this.views.toolContext(signal, callInfo(call, tool)));
+    }
+    if (this.hooks.beforeRetry.taps.length > 0) {
+      config.beforeRetry = (request) =>
+        runBail(this.hooks, "beforeRetry", request, this.views.context(signal));
     }
     return config;
   }

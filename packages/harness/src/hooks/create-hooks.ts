@@ -63,11 +63,9 @@ export function createHooks(env: HookEnvironment): HarnessHooks {
   const hooks: Record<string, unknown> = {};
   for (const name of HOOK_NAMES) {
     const spec = HOOK_TABLE[name] as HookSpec<HookName>;
-    const hook = (
-      spec.reduction === "waterfall"
-        ? new AsyncSeriesWaterfallHook<[unknown, unknown]>(spec.args, name)
-        : new AsyncSeriesBailHook<[unknown, unknown], unknown>(spec.args, name)
-    ) as unknown as MutableHook;
+    const hook = (spec.reduction === "waterfall"
+      ? new AsyncSeriesWaterfallHook<[unknown, unknown]>(spec.args, name)
+      : new AsyncSeriesBailHook<[unknown, unknown], unknown>(spec.args, name)) as unknown as MutableHook;
     const run = (payload: unknown, context: unknown) =>
       dispatch(hooks as unknown as HarnessHooks, name, payload, context as HookContext);
     hook.compile = ({ type }) => {
@@ -124,7 +122,8 @@ export function removeTaps(hooks: HarnessHooks, name: string): number {
 function dispatch(hooks: HarnessHooks, name: HookName, payload: unknown, context: HookContext) {
   const spec = HOOK_TABLE[name];
   if (spec.reduction === "waterfall") return runWaterfall(hooks, name, payload as never, context as never);
-  if (spec.reduction === "gate") return runToolGate(hooks, payload as ToolGateCall, context as ToolHookContext);
+  if (spec.reduction === "gate")
+    return runToolGate(hooks, payload as ToolGateCall, context as ToolHookContext);
   return runBail(hooks, name, payload as never, context as never);
 }
 

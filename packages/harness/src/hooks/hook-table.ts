@@ -15,6 +15,8 @@ import type {
   PermissionAnswer,
   PermissionRequest,
   RequestPayload,
+  RetryDecision,
+  RetryRequest,
   StopDecision,
   StopRequest,
   SummaryDecision,
@@ -46,6 +48,8 @@ export interface HookShapes {
   toolGate: Shape<"gate", ToolGateCall, ToolHookContext, GateVerdict>;
   permissionAsk: Shape<"bail", PermissionRequest, ToolHookContext, PermissionAnswer>;
   toolResult: Shape<"waterfall", ToolResultPayload, ToolHookContext, ToolResultPayload>;
+  toolUpdate: Shape<"waterfall", ToolResultPayload, ToolHookContext, ToolResultPayload>;
+  beforeRetry: Shape<"bail", RetryRequest, HookContext, RetryDecision>;
   beforeStop: Shape<"bail", StopRequest, HookContext, StopDecision>;
   beforeCompact: Shape<"bail", CompactRequest, HookContext, SummaryDecision>;
   beforeBranch: Shape<"bail", BranchRequest, HookContext, SummaryDecision>;
@@ -211,6 +215,32 @@ export const HOOK_TABLE: { readonly [K in HookName]: HookSpec<K> } = {
       isObject(r) && Array.isArray(r.content) && typeof r.isError === "boolean"
         ? undefined
         : "expected { content: (TextContent | ImageContent)[], details?, isError: boolean }",
+  },
+  toolUpdate: {
+    reduction: "waterfall",
+    args: ["partial", "context"],
+    failure: "fail-operation",
+    validate: (r) =>
+      isObject(r) && Array.isArray(r.content) && typeof r.isError === "boolean"
+        ? undefined
+        : "expected { content: (TextContent | ImageContent)[], details?, isError: boolean }",
+  },
+  beforeRetry: {
+    reduction: "bail",
+    args: ["request", "context"],
+    failure: "fail-operation",
+    validate: (r) => {
+      if (!isObject(r)) return 'expected { decision: "retry", delayMs? } or { decision: "stop", reason? }';
+      if (r.decision === "stop")
+        return r.reason === undefined || isString(r.reason) ? undefined : "reason must be a string";
+      if (r.decision === "retry") {
+        const ok =
+          r.delayMs === undefined ||
+          (typeof r.delayMs === "number" && r.delayMs >= 0 && Number.isFinite(r.delayMs));
+        return ok ? undefined : "delayMs must be a finite number >= 0";
+      }
+      return 'expected { decision: "retry", delayMs? } or { decision: "stop", reason? }';
+    },
   },
   beforeStop: {
     reduction: "bail",

@@ -115,7 +115,11 @@ function onFailure(
     // The run was aborted while the tap waited: not the plugin's fault, never reported, never skipped.
     if (call.spec.failure !== "fail-closed") throw failure;
     // A deny bails out of the gate and answers a permission request: the call never runs.
-    return { decision: "deny", reason: `the run was aborted while "${tap.name}" was deciding`, by: "harness" };
+    return {
+      decision: "deny",
+      reason: `the run was aborted while "${tap.name}" was deciding`,
+      by: "harness",
+    };
   }
   if (call.spec.failure === "fail-closed") {
     call.env.report(failure);

@@ -95,7 +95,24 @@ export async function requestAssistant(
       ? policy.isRetryable(message, turn.model)
       : isTransientError(message, turn.model);
     if (!retryable) return outcome;
-    const delayMs = retryDelay(policy, attempt);
+    let delayMs = retryDelay(policy, attempt);
+    if (config.beforeRetry) {
+      const request = {
+        attempt: attempt + 1,
+        maxAttempts: policy.maxAttempts,
+        delayMs,
+        message,
+        errorMessage: message.errorMessage ?? "provider error",
+      };
+      let decision: Awaited<ReturnType<NonNullable<typeof config.beforeRetry>>>;
+      try {
+        decision = await config.beforeRetry(request, turn);
+      } catch (error) {
+        return { message, hookFailure: error };
+      }
+      if (decision?.decision === "stop") return outcome;
+      if (decision?.delayMs !== undefined) delayMs = decision.delayMs;
+    }
     await emit({
       type: "retry",
       runId,

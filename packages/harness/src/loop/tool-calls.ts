@@ -104,12 +104,21 @@ async function planCall(
   // The harness's own refusals are decisions too: audit logs them like any gate's.
   const refuseAs = async (text: string, reason: string) => {
     const decision: DecisionRecord = { decision: "deny", by: HARNESS, reason };
-    await emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args: call.arguments, ...decision });
+    await emit({
+      type: "tool_decision",
+      toolCallId: call.id,
+      toolName: call.name,
+      args: call.arguments,
+      ...decision,
+    });
     return refuse(text, decision);
   };
   if (!tool) {
     const available = turn.tools.map((t) => t.name).join(", ") || "none";
-    return refuseAs(`Tool "${call.name}" is not available in this turn (available: ${available}).`, "unknown tool");
+    return refuseAs(
+      `Tool "${call.name}" is not available in this turn (available: ${available}).`,
+      "unknown tool",
+    );
   }
   let args: Record<string, unknown>;
   try {
@@ -162,7 +171,7 @@ async function completeCall(
     return { content: raw.content, details: raw.details, isError: raw.isError === true };
   }
   await emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: plan.args });
-  const raw = await execute(tool, toolArgs(plan.args), call, turn, config, signal, emit);
+  const raw = await execute(tool, toolArgs(plan.args), call, turn, config, signal, emit, onFailure);
   let final: ToolResultPayload = {
     content: raw.content,
     details: raw.details,
@@ -198,18 +207,42 @@ async function execute(
   config: AgentLoopConfig,
   signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  onFailure: (error: unknown) => void,
 ): Promise<ToolResult> {
   let done = false;
+  // Updates pass `finalizeToolUpdate` one after another, in the order the tool sent them,
+  // and all are emitted before the call's `tool_execution_end`.
+  let updates: Promise<void> = Promise.resolve();
+  let withheld = false;
+  const finalize = config.finalizeToolUpdate;
+  const publish = async (partial: ToolResult) => {
+    if (withheld) return;
+    let payload: ToolResult = partial;
+    if (finalize) {
+      try {
+        payload = await finalize(
+          call,
+          tool,
+          { content: partial.content, details: partial.details, isError: partial.isError === true },
+          turn,
+        );
+      } catch (error) {
+        // A failing redaction must not leak: this and every later update are withheld.
+        withheld = true;
+        onFailure(error);
+        return;
+      }
+    }
+    await emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial: payload });
+  };
   const context = {
     signal,
     cwd: turn.cwd ?? process.cwd(),
     sessionId: turn.sessionId ?? "",
     toolCallId: call.id,
     update: (partial: ToolResult) => {
-      if (done) return;
-      emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }).catch(
-        () => undefined,
-      );
+      if (done || !partial || !Array.isArray(partial.content)) return;
+      updates = updates.then(() => publish(partial)).catch(() => undefined);
     },
   };
   try {
@@ -224,5 +257,6 @@ async function execute(
     return { content: [{ type: "text", text: describeError(error) }], isError: true };
   } finally {
     done = true;
+    await updates;
   }
 }
