@@ -23,6 +23,13 @@ export async function streamAssistant(
 ): Promise<StreamOutcome> {
   let request = { messages: turn.messages, options: turn.requestOptions };
   if (config.beforeRequest) request = await config.beforeRequest(turn, request);
+  if (signal.aborted) {
+    // Aborted (or stopped by a tap) before the provider was called: no request is sent.
+    const message = failureMessage(turn, "aborted before the request was sent", true);
+    await emit({ type: "message_start", message });
+    await emit({ type: "message_end", message });
+    return { message };
+  }
 
   const context: Context = {
     systemPrompt: turn.systemPrompt,
