@@ -11,7 +11,6 @@
 import type { AgentHarness, AnyAgentTool, DefaultToolVerdict, EventListener, EventType } from "@rein/harness";
 import { attributedHooks, type TapRecord } from "./attributed-hooks.js";
 import { invalidTool, pluginCleanupFailed, pluginDisposed, type SdkError } from "./errors.js";
-import { configView, sessionFacade } from "./harness-views.js";
 import { createPluginLogger, type LogSink } from "./logger.js";
 import type { Cleanup, Rein } from "./plugin.js";
 import { isAgentToolLike } from "./tool.js";
@@ -121,8 +120,8 @@ export class PluginScope {
       ) => this.listen(() => harness.on(type, listener, owner)),
       subscribe: (listener: EventListener) => this.listen(() => harness.subscribe(listener, owner)),
       registerTool: (tool: AnyAgentTool) => this.registerTool(tool),
-      config: configView(harness),
-      session: sessionFacade(harness),
+      config: harness.configView,
+      session: harness.sessionFacade,
       logger: createPluginLogger(this.name, sink),
       setDefaultToolVerdict: (verdict: DefaultToolVerdict) => {
         this.assertLive("set the default tool verdict");

@@ -12,13 +12,13 @@
  * caller's hooks never leaves a call without a result: it is recorded and
  * returned as `failure`, and calls planned after it are not executed.
  */
-import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
+import type { ToolCall } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { ToolResultPayload } from "../hooks/hook-types.js";
 import type { AssistantMessage, DecisionRecord, RecordedToolResult } from "../session/entries.js";
 import type { AnyAgentTool, ToolResult } from "../tools.js";
-import { deepFreeze, toolArgs } from "./frozen-args.js";
+import { toolArgs, validatedArgs } from "./frozen-args.js";
 import type { AgentLoopConfig, LoopTurn, ToolCallPlan } from "./loop-types.js";
 
 export interface ToolCallsOutcome {
@@ -122,7 +122,7 @@ async function planCall(
   }
   let args: Record<string, unknown>;
   try {
-    args = deepFreeze(validateToolArguments(tool, call));
+    args = validatedArgs(tool, call);
   } catch (error) {
     return refuseAs(describeError(error), "invalid arguments");
   }
