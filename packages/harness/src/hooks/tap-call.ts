@@ -1,8 +1,11 @@
 /**
  * Calls one tap: the single place where a hook tap's code runs. It catches
- * synchronous throws, awaits a promise only when the tap returned one, enforces
- * the tap's timeout, validates the result against the hook table, applies the
- * hook's failure policy, and attributes the answer to the tap (its name).
+ * synchronous throws, awaits a promise only when the tap returned one (through
+ * the PluginDriver, under the tap's own deadline and the run's abort signal),
+ * validates the result against the hook table, applies the hook's failure
+ * policy, and attributes the answer to the tap (its name). A tap cancelled by
+ * an abort is not the plugin's failure: a gate or permission answer is a deny by
+ * `harness`, a transform ends the run `aborted`; nothing is reported or skipped.
  *
  * Invariant: the result is what the reduction needs - the next payload
  * (waterfall), an attributed answer (bail, gate) or `undefined` (no opinion) -
