@@ -61,6 +61,16 @@ describe("tap disposers", () => {
     expect(await hook.promise(request, context)).toBeUndefined();
   });
 
+  it("a disposer removes the tap even when a register interceptor replaced the tap object", async () => {
+    const f = fixture();
+    const hook = f.harness.hooks.beforeStop;
+    hook.intercept({ register: (tap) => ({ ...tap, stage: tap.stage ?? 0 }) });
+    const dispose = hook.tap("stopper", () => ({ decision: "stop" }));
+    expect(hook.taps).toHaveLength(1);
+    dispose();
+    expect(hook.taps).toHaveLength(0);
+  });
+
   it("removeTaps removes every tap of a name without touching Tapable internals", () => {
     const f = fixture();
     f.harness.hooks.toolGate.tap("p", () => undefined);

@@ -55,7 +55,6 @@ const TAP_METHODS: readonly TapMethod[] = ["tap", "tapPromise", "tapAsync"];
 interface MutableHook {
   taps: RawTap[];
   compile: (options: { type: "sync" | "async" | "promise" }) => unknown;
-  intercept(interceptor: { name: string; register(tap: RawTap): RawTap }): void;
   [method: string]: unknown;
 }
 
@@ -80,21 +79,13 @@ export function createHooks(env: HookEnvironment): HarnessHooks {
       }
       throw new TypeError(`${name} is an async hook: use promise() or callAsync()`);
     };
-    // The tap object Tapable stores (after interceptors) is what a disposer removes.
-    let registered: RawTap | undefined;
-    hook.intercept({
-      name: "rein",
-      register: (tap) => {
-        registered = tap;
-        return tap;
-      },
-    });
     for (const method of TAP_METHODS) {
       const original = hook[method] as (options: unknown, fn: unknown) => void;
       hook[method] = (options: unknown, fn: unknown): TapDisposer => {
-        registered = undefined;
+        // The tap object Tapable stored (after any `register` interceptor) is what the disposer removes.
+        const before = new Set(hook.taps);
         original.call(hook, options, fn);
-        const tap = registered as RawTap | undefined;
+        const tap = hook.taps.find((candidate) => !before.has(candidate));
         return () => {
           const index = tap === undefined ? -1 : hook.taps.indexOf(tap);
           if (index >= 0) hook.taps = [...hook.taps.slice(0, index), ...hook.taps.slice(index + 1)];
