@@ -225,6 +225,10 @@ describe("direct hook calls, navigation and settle", () => {
     gate.tapPromise("asker", async () => ({ decision: "ask", reason: "confirm", rule: "r1" }));
     gate.tap("allower-2", () => ({ decision: "allow", reason: "fine" }));
     expect(await gate.promise(call, context)).toMatchObject({ decision: "ask", by: "asker:r1" });
+    const viaCallback = await new Promise((resolve, reject) =>
+      gate.callAsync(call, context, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+    expect(viaCallback).toMatchObject({ decision: "ask", by: "asker:r1" });
   });
 
   it("an invalid navigateTree target is rejected before the phase is taken (no settled)", async () => {
