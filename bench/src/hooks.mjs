@@ -4,7 +4,7 @@
  * through Rein's own hooks and runners, versus a plain `for` loop over the same
  * handler functions: `for (const h of handlers) r = (await h(r)) ?? r`.
  */
-import { createHooks, DEFAULT_FAILURE_POLICY, PluginDriver, runToolGate, runWaterfall } from "@rein/harness";
+import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
 import { reinEcho } from "./faux.mjs";
 import { interleave } from "./stats.mjs";
 
@@ -19,26 +19,22 @@ const signal = new AbortController().signal;
 const info = { id: "call_1", name: "echo", args: { text: "hi" }, risk: "read", tool: reinEcho };
 
 function reinPass(taps) {
-  const hooks = createHooks({
-    driver: new PluginDriver(),
-    policy: () => DEFAULT_FAILURE_POLICY,
-    report: () => {},
+  const harness = new AgentHarness({
+    session: Session.create(new MemoryStorage()),
+    model: { id: "bench", provider: "bench" },
+    recover: false,
   });
+  const hooks = harness.hooks;
   for (const name of PASS_NAMES) {
     for (const [i, fn] of handlers(taps).entries()) hooks[name].tapPromise(`plugin-${i}`, fn);
   }
   return async () => {
     // A minimal tool hook context: the runners and taps only read `signal` and `call`.
     const context = { signal, call: info };
-    const call = await runWaterfall(
-      hooks,
-      "toolCall",
-      { id: info.id, name: info.name, args: info.args },
-      context,
-    );
+    const call = await hooks.toolCall.promise({ id: info.id, name: info.name, args: info.args }, context);
     const gate = { id: call.id, name: call.name, args: call.args, risk: "read" };
-    await runToolGate(hooks, gate, { signal, call: info });
-    return runWaterfall(hooks, "toolResult", { content: [], isError: false }, context);
+    await hooks.toolGate.promise(gate, { signal, call: info });
+    return hooks.toolResult.promise({ content: [], isError: false }, context);
   };
 }
 

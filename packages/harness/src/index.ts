@@ -1,87 +1,157 @@
 /**
  * @rein/harness public API. See README.md and ../../../shared/spec/harness.md.
+ *
+ * Every export is named here on purpose (no `export *`); test/entry-points.test.ts
+ * pins the runtime values, so an addition to the API is a deliberate change.
+ * Internals (hook runners, the plugin driver, compaction helpers, error factories)
+ * are not exported: @rein/sdk uses `decideToolCall` and the harness's own methods.
  */
 
-export { type Static, type TSchema, Type } from "@mariozechner/pi-ai";
+export { type ImageContent, type Static, type TextContent, type TSchema, Type } from "@mariozechner/pi-ai";
+export type { CompactionSettings } from "./compaction/compaction-settings.js";
 export {
-  type CompactionSettings,
-  compactionThreshold,
-  DEFAULT_COMPACTION_SETTINGS,
-} from "./compaction/compaction-settings.js";
-export { type BranchInContext, branchInContext, findCutPoint, isCutPoint } from "./compaction/cut-point.js";
-export {
-  filesTouched,
-  SUMMARY_SECTIONS,
-  SUMMARY_SYSTEM_PROMPT,
-  serializeMessage,
-  summaryPrompt,
-} from "./compaction/summarize.js";
-export {
-  type ContextEstimateOptions,
-  estimateContextTokens,
-  estimateFixedTokens,
-  estimateMessageTokens,
-  estimateTextTokens,
-} from "./compaction/token-estimate.js";
-export * from "./errors.js";
-export { EventBus } from "./events/event-bus.js";
-export * from "./events/event-types.js";
+  describeError,
+  HarnessError,
+  HarnessErrorCode,
+  type HarnessErrorFields,
+  isHarnessError,
+} from "./errors.js";
+export type {
+  CompactionReason,
+  ConfigKey,
+  EventListener,
+  EventOf,
+  EventPayloads,
+  EventType,
+  HarnessEvent,
+  ListenerOptions,
+  QueueName,
+  RunOutcome,
+  RunStatus,
+  StreamDelta,
+} from "./events/event-types.js";
 export {
   AgentHarness,
   type AgentHarnessOptions,
   type CompactOptions,
   type Durability,
   type Phase,
-  type WritableEntry,
 } from "./harness/agent-harness.js";
 export type { CompactionDetails, CompactionOutcome } from "./harness/compaction-run.js";
-export {
-  type DefaultToolVerdict,
-  type SystemPromptInput,
-  type SystemPromptSource,
-  THINKING_LEVELS,
-} from "./harness/live-config.js";
-export {
-  type QueueContents,
-  type QueueMode,
-  type QueueModes,
-  toUserMessage,
-} from "./harness/message-queues.js";
+export type { DefaultToolVerdict, SystemPromptInput, SystemPromptSource } from "./harness/live-config.js";
+export type { QueueContents, QueueMode, QueueModes } from "./harness/message-queues.js";
 export type { PromptInput } from "./harness/prompt-input.js";
+export type { RecoveredToolCall, RecoveryReport } from "./harness/recovery.js";
 export {
-  INTERRUPTED_NOT_RUN,
-  INTERRUPTED_UNKNOWN,
-  INTERRUPTED_UNRECORDED,
-  RETRY_NOTE,
-  type RecoveredToolCall,
-  type RecoveryReport,
-} from "./harness/recovery.js";
-export { HARNESS_DECIDER, resolveDefaultVerdict } from "./harness/tool-decisions.js";
+  type DecideOptions,
+  type DecisionEnvironment,
+  decideToolCall,
+  type ToolDecision,
+} from "./harness/tool-decisions.js";
 export type { NavigateOptions, NavigateOutcome } from "./harness/tree-navigation.js";
 export type { TurnSnapshot } from "./harness/turn-snapshot.js";
+export type { Attributed, FailurePolicy } from "./hooks/create-hooks.js";
 export {
-  type Attributed,
-  createHooks,
-  DEFAULT_FAILURE_POLICY,
-  type FailurePolicy,
-  type HookEnvironment,
-  removeTaps,
-  runBail,
-  runToolGate,
-  runWaterfall,
-} from "./hooks/create-hooks.js";
-export * from "./hooks/hook-table.js";
-export * from "./hooks/hook-types.js";
-export { type InFlightCall, type PluginCallSite, PluginDriver } from "./hooks/plugin-driver.js";
-export { shortId } from "./ids.js";
+  type Disposer,
+  type HarnessHook,
+  type HarnessHooks,
+  type HarnessTapOptions,
+  HOOK_NAMES,
+  type HookContextOf,
+  type HookName,
+  type HookPayload,
+  type HookResult,
+  type ReinTapOptions,
+  Stage,
+} from "./hooks/hook-table.js";
+export type {
+  AttributedVerdict,
+  BeforeRunPayload,
+  BranchRequest,
+  CompactionTrigger,
+  CompactRequest,
+  ConfigView,
+  GateDecision,
+  GateVerdict,
+  HookContext,
+  PermissionAnswer,
+  PermissionRequest,
+  QueueControl,
+  RequestOptions,
+  RequestPayload,
+  RetryDecision,
+  RetryRequest,
+  SessionFacade,
+  StopDecision,
+  StopRequest,
+  SummaryDecision,
+  ToolCallInfo,
+  ToolCallPayload,
+  ToolGateCall,
+  ToolHookContext,
+  ToolResultPayload,
+  WritableEntry,
+} from "./hooks/hook-types.js";
+export type { InFlightCall, PluginCallSite } from "./hooks/plugin-driver.js";
 export { runAgentLoop } from "./loop/agent-loop.js";
-export * from "./loop/loop-types.js";
+export type {
+  AgentLoopConfig,
+  LoopHooks,
+  LoopResult,
+  LoopTurn,
+  StreamFunction,
+  ToolCallPlan,
+} from "./loop/loop-types.js";
+export type { RetrySettings } from "./loop/retry.js";
 export {
-  DEFAULT_RETRY_SETTINGS,
-  isTransientError,
-  type RetryPolicy,
-  type RetrySettings,
-  retryDelay,
-} from "./loop/retry.js";
-export * from "./session/index.js";
-export * from "./tools.js";
+  type ActiveToolsChangeEntry,
+  type AgentMessage,
+  type AppliedCompaction,
+  type AssistantMessage,
+  type BranchSummaryEntry,
+  type CompactionEntry,
+  type CreateSessionOptions,
+  type CustomEntry,
+  type CustomMessageEntry,
+  createSessionHeader,
+  type DecisionRecord,
+  type EntryInput,
+  type JournalEntry,
+  type JournalEvent,
+  type JournalQueue,
+  type JournalRecord,
+  type JournalRunStatus,
+  type JsonlOpenOptions,
+  JsonlStorage,
+  type LabelEntry,
+  type LeafEntry,
+  type LoadedSession,
+  MemoryStorage,
+  type MessageEntry,
+  type ModelChangeEntry,
+  type RecordedToolResult,
+  Session,
+  type SessionContext,
+  type SessionEntry,
+  type SessionEntryType,
+  type SessionHeader,
+  type SessionInfoEntry,
+  type SessionStorage,
+  SessionStore,
+  type SessionSummary,
+  type StoredEntry,
+  type ThinkingLevel,
+  type ThinkingLevelChangeEntry,
+} from "./session/index.js";
+export {
+  type AgentTool,
+  type AnyAgentTool,
+  TOOL_NAME_PATTERN,
+  TOOL_RISKS,
+  type ToolCallFacts,
+  type ToolExecutionContext,
+  type ToolInspectionContext,
+  type ToolResult,
+  type ToolRisk,
+  textResult,
+} from "./tools.js";

@@ -182,7 +182,7 @@ describe("harness.navigateTree()", () => {
   it("an unknown target rejects with invalid_argument before anything happens", async () => {
     const f = fixture();
     await expect(f.harness.navigateTree("nope")).rejects.toMatchObject({ code: "invalid_argument" });
-    expect(f.types()).toEqual(["settled"]);
+    expect(f.types()).toEqual([]);
     expect(f.harness.phase).toBe("idle");
   });
 });

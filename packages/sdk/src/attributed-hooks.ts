@@ -3,8 +3,8 @@
  * that stamps every tap with the plugin's name.
  *
  * Why: the harness attributes every decision, failure and timeout to the tap's
- * name (`by: "<plugin>[:<rule>]"`, `plugin_error.plugin`) and `removeTaps` removes
- * a plugin's taps by that name. So the name cannot be left to the author: whatever
+ * name (`by: "<plugin>[:<rule>]"`, `plugin_error.plugin`). So the name cannot be
+ * left to the author: whatever
  * they pass (a string or `{ name, stage, before, timeout }`) is kept for display as
  * a label, and the registered name is the plugin's.
  *
@@ -12,7 +12,9 @@
  * `stage`, `before` and `timeout` pass through untouched; the typing is the
  * harness's `HarnessHooks`, so payloads and results autocomplete; `intercept` is
  * refused (an interceptor sees every plugin's taps and could not be removed on
- * dispose); tapping after dispose throws `plugin_disposed`.
+ * dispose); tapping after dispose throws `plugin_disposed`; every tap method
+ * returns a disposer removing exactly that tap (by identity, through the
+ * harness's own disposer), and the scope keeps them all to remove on dispose.
  */
 import { type HarnessHooks, HOOK_NAMES, type HookName } from "@rein/harness";
 import { invalidPlugin, pluginDisposed, unsupported } from "./errors.js";
@@ -40,6 +42,8 @@ interface PluginTapScope {
   readonly name: string;
   readonly disposed: boolean;
   readonly taps: TapRecord[];
+  /** Removers of every tap still registered, run on dispose. */
+  readonly tapDisposers: Set<() => void>;
 }
 
 type TapMethod = "tap" | "tapPromise" | "tapAsync";
@@ -82,8 +86,16 @@ function wrapHook<K extends HookName>(
     const { label, ...tapOptions } = normalise(scope, name, options);
     const record: TapRecord = { hook: name, type: TAP_TYPES[method], stage: tapOptions.stage ?? 0 };
     if (typeof label === "string" && label !== scope.name) record.label = label;
-    target[method]?.call(hook, tapOptions, fn);
+    const untap = target[method]?.call(hook, tapOptions, fn) as (() => void) | undefined;
     scope.taps.push(record);
+    const dispose = () => {
+      if (!scope.tapDisposers.delete(dispose)) return;
+      untap?.();
+      const index = scope.taps.indexOf(record);
+      if (index >= 0) scope.taps.splice(index, 1);
+    };
+    scope.tapDisposers.add(dispose);
+    return dispose;
   };
   const overrides: Record<string | symbol, unknown> = {
     tap: register("tap"),

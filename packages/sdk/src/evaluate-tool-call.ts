@@ -5,31 +5,22 @@
  * executing the tool. Policy tests use it as a one-liner; `rein replay` uses it to
  * re-decide recorded calls under the current plugins.
  *
- * Invariant: it mirrors the harness's own decision order (tool-decisions.ts in
- * @rein/harness) using the harness's exported runners, so a verdict seen here is
- * the verdict a run would record, `by` included. It emits no events and writes
+ * Invariant: it is the harness's own pipeline (`decideToolCall` in @rein/harness,
+ * the function every run uses), not a copy, so a verdict seen here is the verdict
+ * a run would record, `by` and reasons included. It emits no events and writes
  * nothing to the session (a tap may still use its context's queues or session).
  * No test-runner code: it is part of the main entry.
  */
-import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
+import type { ToolCall } from "@mariozechner/pi-ai";
 import {
   type AgentHarness,
   type AnyAgentTool,
   type AttributedVerdict,
-  describeError,
-  HARNESS_DECIDER,
-  inspectToolCall,
-  NO_FACTS,
-  resolveDefaultVerdict,
-  runBail,
-  runToolGate,
-  runWaterfall,
+  decideToolCall,
   type ToolCallFacts,
-  type ToolGateCall,
   type ToolRisk,
 } from "@rein/harness";
 import { Type } from "typebox";
-import { toolHookContext } from "./harness-views.js";
 
 export interface ToolCallProbe {
   name: string;
@@ -38,6 +29,9 @@ export interface ToolCallProbe {
   risk?: ToolRisk;
   id?: string;
 }
+
+/** The facts of a call no `inspect` looked at. */
+const NO_FACTS: Readonly<ToolCallFacts> = Object.freeze({});
 
 export interface EvaluateToolCallOptions {
   /** Stop at the gate: report an `ask` as is instead of running `permissionAsk`. */
@@ -102,93 +96,51 @@ export async function evaluateToolCall(
       ? { ...registered, risk: probe.risk }
       : registered
     : placeholderTool(probe.name, risk);
-  const id = probe.id ?? "probe";
-  const call: ToolCall = { type: "toolCall", id, name: probe.name, arguments: probe.args ?? {} };
+  const call: ToolCall = {
+    type: "toolCall",
+    id: probe.id ?? "probe",
+    name: probe.name,
+    arguments: probe.args ?? {},
+  };
   const signal = options.signal ?? new AbortController().signal;
-  const refuse = (args: Record<string, unknown>, reason: string): ToolCallEvaluation => ({
-    decision: "deny",
-    by: HARNESS_DECIDER,
-    reason,
-    args,
-    registered: registered !== undefined,
-    facts: NO_FACTS,
-  });
   if (!registered && options.unregistered === "refuse") {
     const available = harness.tools.map((t) => t.name).join(", ") || "none";
-    return refuse(call.arguments, `unknown tool "${probe.name}" (registered: ${available})`);
-  }
-
-  let args = call.arguments;
-  if (registered) {
-    try {
-      args = validateToolArguments(tool, call);
-    } catch (error) {
-      return refuse(args, `invalid arguments: ${describeError(error)}`);
-    }
-  }
-
-  const base = { id, name: probe.name, risk, tool };
-  if (harness.hooks.toolCall.taps.length > 0) {
-    const rewritten = await runWaterfall(
-      harness.hooks,
-      "toolCall",
-      { id, name: probe.name, args },
-      toolHookContext(harness, signal, { ...base, args }),
-    );
-    if (rewritten.args !== args) {
-      if (registered) {
-        try {
-          args = validateToolArguments(tool, { ...call, arguments: rewritten.args });
-        } catch (error) {
-          return refuse(
-            rewritten.args,
-            `arguments rewritten by a toolCall tap are invalid: ${describeError(error)}`,
-          );
-        }
-      } else {
-        args = rewritten.args;
-      }
-    }
-  }
-
-  let facts: Readonly<ToolCallFacts> = NO_FACTS;
-  if (registered) {
-    try {
-      facts = await inspectToolCall(tool, args, { cwd: harness.cwd, sessionId: harness.sessionId });
-    } catch (error) {
-      return refuse(args, `could not inspect the arguments: ${describeError(error)}`);
-    }
-  }
-  const gateCall: ToolGateCall = { id, name: probe.name, args, risk, facts };
-  const context = toolHookContext(harness, signal, { ...base, args, facts });
-  const gate =
-    (await runToolGate(harness.hooks, gateCall, context)) ??
-    resolveDefaultVerdict(harness.defaultToolVerdict, gateCall);
-  const result = (
-    fields: Omit<ToolCallEvaluation, "args" | "gate" | "registered" | "facts">,
-  ): ToolCallEvaluation => ({
-    ...fields,
-    args,
-    gate,
-    registered: registered !== undefined,
-    facts,
-  });
-
-  if (gate.decision !== "ask" || options.skipPermission) {
-    return result({ decision: gate.decision, by: gate.by, reason: gate.reason });
-  }
-  const answer = await runBail(harness.hooks, "permissionAsk", { call: gateCall, verdict: gate }, context);
-  if (!answer) {
-    return result({
+    return {
       decision: "deny",
-      by: gate.by,
-      reason: `${gate.reason} (asked, but no permission handler answered: denied)`,
-    });
+      by: "harness",
+      reason: `unknown tool "${probe.name}" (registered: ${available})`,
+      args: call.arguments,
+      registered: false,
+      facts: NO_FACTS,
+    };
   }
-  return result({
-    decision: answer.decision,
-    by: answer.by,
-    reason: answer.reason ?? gate.reason,
-    askedBy: gate.by,
-  });
+  const decided = await decideToolCall(
+    {
+      hooks: harness.hooks,
+      defaultVerdict: () => harness.defaultToolVerdict,
+      contextFor: (info) => harness.toolHookContext(signal, info),
+      emit: async () => undefined, // an evaluation is not a fact: no events
+      place: { cwd: harness.cwd, sessionId: harness.sessionId },
+    },
+    call,
+    tool,
+    // Arguments of a tool the harness does not have cannot be validated: taken as given.
+    structuredClone(call.arguments),
+    { validate: registered !== undefined, skipPermission: options.skipPermission === true },
+  );
+  const evaluation: ToolCallEvaluation = {
+    decision: decided.decision?.decision ?? "allow",
+    by: decided.decision?.by ?? "harness",
+    reason: decided.decision?.reason ?? "",
+    args: decided.args,
+    registered: registered !== undefined,
+    facts: decided.facts ?? NO_FACTS,
+  };
+  if (decided.gate) evaluation.gate = decided.gate;
+  if (decided.decision?.askedBy !== undefined) evaluation.askedBy = decided.decision.askedBy;
+  // With `skipPermission`, an ask stops at the gate: report it as the gate said.
+  if (options.skipPermission && decided.gate?.decision === "ask") {
+    Object.assign(evaluation, { decision: "ask", by: decided.gate.by, reason: decided.gate.reason });
+  }
+  return evaluation;
 }

@@ -2,6 +2,8 @@
  * @rein/sdk: what a plugin or tool-pack author imports. A plugin depends on this
  * package alone: the authoring functions, the plugin host, `Type`, and every type
  * a hook, listener or tool touches are re-exported here. See README.md.
+ * Every export is named (no `export *`); test/entry-points.test.ts pins the
+ * runtime values of this entry and of `@rein/sdk/testing`.
  */
 
 export type {
@@ -19,6 +21,7 @@ export type {
   ConfigView,
   DecisionRecord,
   DefaultToolVerdict,
+  Disposer,
   EntryInput,
   EventListener,
   EventOf,
@@ -42,6 +45,8 @@ export type {
   ReinTapOptions,
   RequestOptions,
   RequestPayload,
+  RetryDecision,
+  RetryRequest,
   RunOutcome,
   SessionContext,
   SessionEntry,
@@ -75,7 +80,22 @@ export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
 export { type CustomModelConfig, defineConfig, type PluginEntry, type ReinConfig } from "./config.js";
-export * from "./errors.js";
+export {
+  cleanupFailures,
+  duplicatePlugin,
+  duplicateTool,
+  invalidOptions,
+  invalidPlugin,
+  invalidTool,
+  isSdkError,
+  pluginCleanupFailed,
+  pluginDisposed,
+  pluginSetupFailed,
+  SdkError,
+  SdkErrorCode,
+  type SdkErrorFields,
+  unsupported,
+} from "./errors.js";
 export {
   type EvaluateToolCallOptions,
   evaluateToolCall,
@@ -83,7 +103,6 @@ export {
   type ToolCallEvaluation,
   type ToolCallProbe,
 } from "./evaluate-tool-call.js";
-export { configView, sessionFacade } from "./harness-views.js";
 export { type LogLevel, type LogRecord, type LogSink, type PluginLogger, stderrSink } from "./logger.js";
 export {
   type WalkEntry,

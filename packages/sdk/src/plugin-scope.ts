@@ -3,24 +3,15 @@
  * registered through it.
  *
  * Invariants: every tap carries the plugin's name and every listener has the
- * plugin as `owner` (so `plugin_error`, gate decisions and `removeTaps` all name
- * it); `dispose()` runs the plugin's cleanups in reverse registration order, then
+ * plugin as `owner` (so `plugin_error` and gate decisions name it); `dispose()` runs the plugin's cleanups in reverse registration order, then
  * removes its taps, listeners and tools and restores the default verdict it set,
  * attempting every step even when one fails, and returns the failures instead of
  * throwing halfway. Once disposed, the `rein` object refuses new registrations.
  */
-import {
-  type AgentHarness,
-  type AnyAgentTool,
-  type DefaultToolVerdict,
-  type EventListener,
-  type EventType,
-  removeTaps,
-} from "@rein/harness";
+import type { AgentHarness, AnyAgentTool, DefaultToolVerdict, EventListener, EventType } from "@rein/harness";
 import { attributedHooks, type TapRecord } from "./attributed-hooks.js";
 import { invalidTool, pluginCleanupFailed, pluginDisposed, type SdkError } from "./errors.js";
 import { bindRein } from "./harness-services.js";
-import { configView, sessionFacade } from "./harness-views.js";
 import { createPluginLogger, type LogSink } from "./logger.js";
 import type { Cleanup, Rein } from "./plugin.js";
 import { isAgentToolLike } from "./tool.js";
@@ -28,6 +19,7 @@ import { addTool, removeTool } from "./tool-ownership.js";
 
 export class PluginScope {
   readonly taps: TapRecord[] = [];
+  readonly tapDisposers = new Set<() => void>();
   readonly tools: AnyAgentTool[] = [];
   readonly rein: Rein;
   private readonly cleanups: Cleanup[] = [];
@@ -91,7 +83,7 @@ export class PluginScope {
       }
     };
     for (const cleanup of this.cleanups.splice(0).reverse()) await attempt(cleanup);
-    await attempt(() => removeTaps(this.harness.hooks, this.name));
+    for (const untap of [...this.tapDisposers]) await attempt(untap);
     for (const unsubscribe of [...this.unsubscribers]) await attempt(unsubscribe);
     this.unsubscribers.clear();
     for (const tool of this.tools.splice(0).reverse()) await attempt(() => removeTool(this.harness, tool));
@@ -129,8 +121,8 @@ export class PluginScope {
       ) => this.listen(() => harness.on(type, listener, owner)),
       subscribe: (listener: EventListener) => this.listen(() => harness.subscribe(listener, owner)),
       registerTool: (tool: AnyAgentTool) => this.registerTool(tool),
-      config: configView(harness),
-      session: sessionFacade(harness),
+      config: harness.configView,
+      session: harness.sessionFacade,
       logger: createPluginLogger(this.name, sink),
       setDefaultToolVerdict: (verdict: DefaultToolVerdict) => {
         this.assertLive("set the default tool verdict");

@@ -54,6 +54,27 @@ describe("dispose", () => {
     await t.dispose();
   });
 
+  it("a plugin's tap returns a disposer removing exactly that tap, by identity", async () => {
+    let untap: () => void = () => undefined;
+    const plugin = definePlugin({
+      name: "twice",
+      setup(rein) {
+        untap = rein.hooks.toolGate.tap("first rule", () => undefined);
+        rein.hooks.toolGate.tap("second rule", () => undefined);
+      },
+    });
+    const t = await createTestHarness();
+    const host = await loadPlugins(t.harness, [plugin]);
+    expect(t.harness.hooks.toolGate.taps.map((tap) => tap.name)).toEqual(["twice", "twice"]);
+    untap();
+    untap();
+    expect(t.harness.hooks.toolGate.taps).toHaveLength(1);
+    expect(host.plugins[0]?.taps.map((tap) => tap.label)).toEqual(["second rule"]);
+    await host.dispose();
+    expect(t.harness.hooks.toolGate.taps).toHaveLength(0);
+    await t.dispose();
+  });
+
   it("stops delivering events to a disposed plugin's listeners", async () => {
     const seen: string[] = [];
     const plugin = definePlugin({

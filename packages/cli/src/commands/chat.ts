@@ -2,8 +2,15 @@
  * The interactive chat of `rein run`: each line is a prompt, or a slash command
  * for the session (`/compact`, `/tree`, `/fork`, `/label`, ...). Reads lines from
  * any stream, so it works on a terminal and, with `--chat`, from a pipe.
+ *
+ * Invariant (a terminal): the chat reads the terminal only between prompts.
+ * While a prompt or command runs, its line reader is closed, so the terminal is
+ * back in its normal (cooked) mode: whatever asks the person meanwhile (the
+ * permission prompt) reads its own answer - Enter ends it - and that answer never
+ * reaches the chat, so it is never sent to the model. Lines typed ahead stay in
+ * the terminal for the next chat prompt.
  */
-import { createInterface } from "node:readline";
+import { createInterface, type Interface } from "node:readline";
 import type { Agent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { Terminal } from "../ui/terminal.js";
@@ -18,8 +25,69 @@ const HELP = `/compact [instructions]   summarise older turns to free context
 /exit                      leave the chat
 `;
 
+/**
+ * The chat's own line reader. On a terminal it holds the input only while the
+ * chat waits for a line (`release()` closes it while work runs; lines already
+ * typed, e.g. a multi-line paste, are kept in order). From a pipe it reads the
+ * whole stream with one reader (nothing else reads a pipe).
+ */
+class ChatLines {
+  private readonly lines: string[] = [];
+  private reader: Interface | undefined;
+  private ended = false;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly input: NodeJS.ReadStream) {}
+
+  get terminal(): boolean {
+    return this.input.isTTY === true;
+  }
+
+  async next(): Promise<string | undefined> {
+    while (this.lines.length === 0 && !this.ended) {
+      this.open();
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
+    return this.lines.shift();
+  }
+
+  /** Gives the terminal back (cooked mode, no reader attached) until the next `next()`. */
+  release(): void {
+    if (!this.terminal || this.reader === undefined) return;
+    const reader = this.reader;
+    this.reader = undefined;
+    reader.close();
+  }
+
+  close(): void {
+    const reader = this.reader;
+    this.reader = undefined;
+    reader?.close();
+  }
+
+  private open(): void {
+    if (this.reader !== undefined) return;
+    const reader = createInterface({ input: this.input, terminal: this.terminal });
+    this.reader = reader;
+    reader.on("line", (line) => {
+      this.lines.push(line);
+      this.wake?.();
+    });
+    reader.on("close", () => {
+      // Our own release is not the end of the input; Ctrl-D or the end of a pipe is.
+      if (this.reader === reader) {
+        this.reader = undefined;
+        this.ended = true;
+      }
+      this.wake?.();
+    });
+  }
+}
+
 export async function chatLoop(agent: Agent, term: Terminal): Promise<number> {
-  const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
+  const lines = new ChatLines(process.stdin);
   const { c } = term;
   term.err.write(
     c.dim(`rein chat · session ${agent.session.id.slice(0, 8)} · /help for commands, /exit to leave\n`),
@@ -27,10 +95,11 @@ export async function chatLoop(agent: Agent, term: Terminal): Promise<number> {
   let status: number = ExitCode.ok;
   const ask = () => term.err.write(c.bold("› "));
   ask();
-  for await (const raw of rl) {
+  for (let raw = await lines.next(); raw !== undefined; raw = await lines.next()) {
     const line = raw.trim();
     if (line === "/exit" || line === "/quit") break;
     if (line !== "") {
+      lines.release();
       try {
         if (line.startsWith("/")) await slashCommand(agent, term, line);
         else {
@@ -44,7 +113,7 @@ export async function chatLoop(agent: Agent, term: Terminal): Promise<number> {
     }
     ask();
   }
-  rl.close();
+  lines.close();
   return status;
 }
 

@@ -19,7 +19,7 @@
  *   if called by name.
  */
 import type { AgentHarness, AnyAgentTool, RecordedToolResult, ToolGateCall } from "@rein/harness";
-import { resolveDefaultVerdict, runToolGate, Stage } from "@rein/harness";
+import { Stage } from "@rein/harness";
 import type { ScriptedModel, ScriptReply, ScriptRequest } from "@rein/sdk";
 
 /** An MCP tool description (the fields of the protocol's `Tool`). */
@@ -96,10 +96,11 @@ export class ToolGateway {
     const call: ToolGateCall = { id: "mcp-list", name: tool.name, args: {}, risk: tool.risk, facts: {} };
     const signal = new AbortController().signal;
     const context = this.harness.toolHookContext(signal, { ...call, tool });
-    const verdict =
-      (await runToolGate(this.harness.hooks, call, context)) ??
-      resolveDefaultVerdict(this.harness.defaultToolVerdict, call);
-    return verdict.decision === "deny";
+    // The gate hook reduces its taps itself (strictest wins); no opinion falls to the default.
+    const verdict = await this.harness.hooks.toolGate.promise(call, context);
+    if (verdict) return verdict.decision === "deny";
+    const fallback = this.harness.defaultToolVerdict;
+    return (typeof fallback === "function" ? fallback(call).decision : fallback) === "deny";
   }
 
   async list(): Promise<OfferedTool[]> {

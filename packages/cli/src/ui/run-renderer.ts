@@ -23,8 +23,6 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
   const { c } = term;
   const spinner = term.interactive ? yoctoSpinner({ stream: term.err, text: "thinking" }) : undefined;
   let answerOpen = false;
-  // A denied call's error result repeats the decision line: show the decision once.
-  const denied = new Set<string>();
   const stopSpinner = () => {
     if (spinner?.isSpinning) spinner.stop();
   };
@@ -32,6 +30,10 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
     if (answerOpen) term.out.write("\n");
     answerOpen = false;
   };
+  const header = (toolName: string, args: unknown) =>
+    term.err.write(`${c.cyan("→")} ${c.bold(toolName)} ${c.dim(shorten(args, 100))}\n`);
+  /** Calls whose header a decision line already printed. */
+  const announced = new Set<string>();
   const render = (event: HarnessEvent) => {
     switch (event.type) {
       case "turn_start":
@@ -56,13 +58,20 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
       case "tool_execution_start":
         stopSpinner();
         endAnswer();
-        term.err.write(`${c.cyan("→")} ${c.bold(event.toolName)} ${c.dim(shorten(event.args, 100))}\n`);
+        if (!announced.delete(event.toolCallId)) header(event.toolName, event.args);
         break;
       case "tool_decision":
+        // The decision comes before the call starts (a denied call never starts): name the call here.
         if (event.decision === "deny") {
-          denied.add(event.toolCallId);
+          stopSpinner();
+          endAnswer();
+          header(event.toolName, event.args);
           term.err.write(`  ${c.red("✗ denied")} by ${c.bold(event.by)}: ${event.reason}\n`);
         } else if (event.askedBy) {
+          stopSpinner();
+          endAnswer();
+          header(event.toolName, event.args);
+          announced.add(event.toolCallId);
           term.err.write(`  ${c.green("✓ allowed")} by ${c.bold(event.by)} (asked by ${event.askedBy})\n`);
         }
         break;
@@ -70,10 +79,6 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         if (spinner) spinner.text = `${event.toolName}…`;
         break;
       case "tool_execution_end": {
-        if (denied.delete(event.toolCallId)) {
-          spinner?.start("thinking");
-          break;
-        }
         const first = event.result.content.find((block) => block.type === "text");
         const summary = first?.type === "text" ? shorten(first.text, 100) : "";
         if (event.isError) term.err.write(`  ${c.red("✗")} ${c.dim(summary)}\n`);

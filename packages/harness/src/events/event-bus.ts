@@ -28,6 +28,7 @@ export class EventBus {
   private tail: Promise<void> = Promise.resolve();
   /** Deliveries queued and not yet finished. */
   private queued = 0;
+  private releaseLast: (() => void) | undefined;
 
   constructor(private readonly driver: EventBusDriver) {}
 
@@ -55,6 +56,29 @@ export class EventBus {
       });
     this.tail = delivery;
     return delivery;
+  }
+
+  /**
+   * Like `emit`, for the last event of a phase (`settled`): later events wait
+   * for its delivery as usual, unless `release()` is called meanwhile - a
+   * listener that starts the next run (and awaits it) from `settled` must not
+   * wait for its own delivery to finish, or both would hang.
+   */
+  emitLast(event: HarnessEvent): Promise<void> {
+    const delivery = this.emit(event);
+    if (this.tail !== delivery) return delivery; // nobody listening: nothing to release
+    const released = new Promise<void>((resolve) => {
+      this.releaseLast = resolve;
+    });
+    this.tail = Promise.race([delivery, released]).finally(() => {
+      this.releaseLast = undefined;
+    });
+    return delivery;
+  }
+
+  /** Lets later events past a `settled` delivery still in progress (see `emitLast`). */
+  release(): void {
+    this.releaseLast?.();
   }
 
   /** Resolves when everything emitted so far has been delivered. */

@@ -13,9 +13,9 @@ import type {
   SessionFacade,
   ToolCallInfo,
   ToolHookContext,
+  WritableEntry,
 } from "../hooks/hook-types.js";
 import type { Session } from "../session/session.js";
-import type { WritableEntry } from "./agent-harness.js";
 import type { LiveConfig } from "./live-config.js";
 
 export interface HookViewSource {
@@ -28,6 +28,8 @@ export interface HookViewSource {
   queues: QueueControl;
   /** A session write through the harness (pending while busy). */
   append(input: WritableEntry): void;
+  /** Ends the current run at once (see `HookContext.stopRun`). */
+  stopRun(reason: string): void;
 }
 
 export class HookViews {
@@ -52,6 +54,7 @@ export class HookViews {
       },
       queues: source.queues,
       session: this.sessionFacade,
+      stopRun: source.stopRun,
     };
   }
 

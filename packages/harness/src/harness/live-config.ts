@@ -110,3 +110,10 @@ export function activeTools(config: LiveConfig): readonly AnyAgentTool[] {
   const wanted = new Set(names);
   return config.tools.filter((tool) => wanted.has(tool.name));
 }
+
+/** The system prompt a turn (or `beforeRun`) uses: the string, or the provider function's answer now. */
+export async function resolveSystemPrompt(config: LiveConfig): Promise<string> {
+  const source = config.systemPrompt;
+  if (typeof source === "string") return source;
+  return source({ model: config.model, tools: activeTools(config), resources: config.resources });
+}

@@ -1,16 +1,24 @@
 /**
- * How the harness decides one validated tool call (spec "One run", step 4):
+ * How the harness decides one tool call (spec "One run", step 4) - the one
+ * decision pipeline: runs use it through the loop, and `evaluateToolCall` in
+ * @rein/sdk calls it directly (no model, no execution, no events), so a verdict
+ * seen offline is the verdict a run would record, `by` included.
+ *
  * `toolCall` may rewrite the arguments (validated again against the snapshot's
  * schema), `toolGate` reduces to the strictest verdict, an `ask` goes to
  * `permissionAsk` (no answer = deny), and the outcome is recorded with who
- * decided and why. Invariant: nothing here can turn a deny into an allow.
+ * decided and why. Invariants: nothing here can turn a deny into an allow; the
+ * arguments every tap sees are deeply frozen (validated ones, and a rewrite once
+ * validated again), so an in-place change cannot skip validation: it throws in
+ * the tap that tries it.
  */
-import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
+import type { ToolCall } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { runBail, runToolGate, runWaterfall } from "../hooks/create-hooks.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
 import type { AttributedVerdict, ToolCallInfo, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
+import { validatedArgs } from "../loop/frozen-args.js";
 import type { ToolCallPlan } from "../loop/loop-types.js";
 import type { DecisionRecord } from "../session/entries.js";
 import type { ToolInspectionContext } from "../tools.js";
@@ -28,6 +36,24 @@ export interface DecisionEnvironment {
 
 export const HARNESS_DECIDER = "harness";
 
+export interface DecideOptions {
+  /**
+   * Validate the call's raw arguments first (the loop does this itself before
+   * deciding): arguments that do not match the schema are refused by `harness`.
+   */
+  validate?: boolean;
+  /** Stop at the gate: an `ask` is not put to `permissionAsk` (the plan refuses; `gate` says ask). */
+  skipPermission?: boolean;
+}
+
+/** A plan with what the decision saw: the final arguments, and the gate's verdict (absent when refused before it). */
+export type ToolDecision = ToolCallPlan & {
+  args: Record<string, unknown>;
+  gate?: AttributedVerdict;
+  /** What the tool's `inspect` resolved (absent when refused before inspection). */
+  facts?: Readonly<ToolCallFacts>;
+};
+
 export function resolveDefaultVerdict(source: DefaultToolVerdict, call: ToolGateCall): AttributedVerdict {
   if (typeof source === "function") return { ...source(call), by: `${HARNESS_DECIDER}:default` };
   return {
@@ -41,9 +67,27 @@ export async function decideToolCall(
   env: DecisionEnvironment,
   call: ToolCall,
   tool: AnyAgentTool,
-  validatedArgs: Record<string, unknown>,
-): Promise<ToolCallPlan> {
-  let args = validatedArgs;
+  checkedArgs: Record<string, unknown>,
+  options: DecideOptions = {},
+): Promise<ToolDecision> {
+  let args = checkedArgs;
+  if (options.validate) {
+    try {
+      args = validatedArgs(tool, call);
+    } catch (error) {
+      return refuseWith(
+        env,
+        call,
+        call.arguments,
+        {
+          decision: "deny",
+          by: HARNESS_DECIDER,
+          reason: "invalid arguments",
+        },
+        describeError(error),
+      );
+    }
+  }
   const base = { id: call.id, name: call.name, risk: tool.risk, tool };
   if (env.hooks.toolCall.taps.length > 0) {
     const rewritten = await runWaterfall(
@@ -54,7 +98,7 @@ export async function decideToolCall(
     );
     if (rewritten.args !== args) {
       try {
-        args = validateToolArguments(tool, { ...call, arguments: rewritten.args });
+        args = validatedArgs(tool, { ...call, arguments: rewritten.args });
       } catch (error) {
         return refuseWith(env, call, rewritten.args, {
           decision: "deny",
@@ -75,12 +119,22 @@ export async function decideToolCall(
       reason: `could not inspect the arguments: ${describeError(error)}`,
     });
   }
-  const gateCall: ToolGateCall = { id: call.id, name: call.name, args, risk: tool.risk, facts };
+  const gateCall: ToolGateCall = Object.freeze({
+    id: call.id,
+    name: call.name,
+    args,
+    risk: tool.risk,
+    facts,
+  });
   const context = env.contextFor({ ...base, args, facts });
   const verdict =
     (await runToolGate(env.hooks, gateCall, context)) ??
     resolveDefaultVerdict(env.defaultVerdict(), gateCall);
 
+  if (verdict.decision === "ask" && options.skipPermission) {
+    const plan = refusal({ decision: "deny", by: verdict.by, reason: verdict.reason });
+    return { ...plan, args, gate: verdict, facts };
+  }
   let record: DecisionRecord;
   if (verdict.decision === "ask") {
     const answer = await runBail(env.hooks, "permissionAsk", { call: gateCall, verdict }, context);
@@ -100,22 +154,29 @@ export async function decideToolCall(
     record = { decision: verdict.decision, by: verdict.by, reason: verdict.reason };
   }
 
-  if (record.decision === "deny") return refuseWith(env, call, args, record);
+  if (record.decision === "deny") {
+    return { ...(await refuseWith(env, call, args, record)), gate: verdict, facts };
+  }
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
-  return { action: "execute", args, facts, decision: record };
+  return { action: "execute", args, facts, decision: record, gate: verdict };
 }
 
 async function refuseWith(
   env: DecisionEnvironment,
   call: ToolCall,
-  args: unknown,
+  args: Record<string, unknown>,
   record: DecisionRecord,
-): Promise<ToolCallPlan> {
+  detail?: string,
+): Promise<ToolDecision> {
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
+  return { ...refusal(record, detail), args };
+}
+
+function refusal(record: DecisionRecord, detail?: string): ToolCallPlan {
   return {
     action: "refuse",
     result: {
-      content: [{ type: "text", text: `Tool call denied by ${record.by}: ${record.reason}` }],
+      content: [{ type: "text", text: detail ?? `Tool call denied by ${record.by}: ${record.reason}` }],
       isError: true,
     },
     decision: record,

@@ -3,14 +3,19 @@
  *
  * Tapable is the registration surface (named taps, `stage`, `before`, `tap` /
  * `tapPromise` / `tapAsync`): it keeps `hook.taps` in order. Dispatch is ours:
- * the runners below walk `hook.taps` in a plain loop and call each tap through
- * `callTap` (tap-call.ts), which catches synchronous throws, enforces timeouts,
- * validates results, applies the failure policy and attributes answers. That
- * avoids tapable's hazards (a second `tapPromise` that throws synchronously hangs
- * its promise forever) and costs about what a hand-written loop does.
+ * each hook's `compile` (Tapable's extension point for a hook type) returns the
+ * runners below, which walk the *live* `hook.taps` in a plain loop and call each
+ * tap through `callTap` (tap-call.ts): it catches synchronous throws, enforces
+ * each tap's own timeout and the run's abort signal (through the PluginDriver),
+ * validates results, applies the failure policy and attributes answers.
  *
- * Code that calls a hook directly (`hook.promise(...)`) still gets the same
- * semantics: a `register` interceptor wraps every tap in the same `callTap`.
+ * Invariants:
+ * - `hook.promise(...)` / `hook.callAsync(...)` and the harness's own calls run
+ *   the same runner, so a direct caller gets the same reduction (a gate's
+ *   strictest verdict, allow and ask included);
+ * - every `tap` / `tapPromise` / `tapAsync` returns a disposer that removes
+ *   exactly that tap (by identity); because dispatch reads `hook.taps` live, a
+ *   removal needs no recompilation and touches nothing private of Tapable.
  * See ../../../../../shared/spec/harness.md (hook table, failure policy).
  */
 import { AsyncSeriesBailHook, AsyncSeriesWaterfallHook } from "tapable";
@@ -25,15 +30,8 @@ import {
   type HookSpec,
 } from "./hook-table.js";
 import type { AttributedVerdict, HookContext, ToolGateCall, ToolHookContext } from "./hook-types.js";
-import {
-  callTap,
-  type FailurePolicy,
-  type GateState,
-  type HookEnvironment,
-  type RawTap,
-  type TapCall,
-  TapWatch,
-} from "./tap-call.js";
+import { isThenable } from "./plugin-driver.js";
+import { callTap, type FailurePolicy, type HookEnvironment, type RawTap, type TapCall } from "./tap-call.js";
 
 export type { FailurePolicy, HookEnvironment } from "./tap-call.js";
 
@@ -46,24 +44,54 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = {
 /** A bail answer with the name of the tap that gave it. */
 export type Attributed<T> = T & { by: string };
 
-/** The tap as registered, kept on the wrapped tap tapable stores. */
-const ORIGINAL = Symbol("rein.originalTap");
-type StoredTap = RawTap & { [ORIGINAL]: RawTap };
+/** Removes the tap it was returned for; calling it again does nothing. */
+export type TapDisposer = () => void;
 
 const environments = new WeakMap<object, HookEnvironment>();
+
+type TapMethod = "tap" | "tapPromise" | "tapAsync";
+const TAP_METHODS: readonly TapMethod[] = ["tap", "tapPromise", "tapAsync"];
+
+interface MutableHook {
+  taps: RawTap[];
+  compile: (options: { type: "sync" | "async" | "promise" }) => unknown;
+  [method: string]: unknown;
+}
 
 export function createHooks(env: HookEnvironment): HarnessHooks {
   const hooks: Record<string, unknown> = {};
   for (const name of HOOK_NAMES) {
     const spec = HOOK_TABLE[name] as HookSpec<HookName>;
-    const hook =
-      spec.reduction === "waterfall"
-        ? new AsyncSeriesWaterfallHook<[unknown, unknown]>(spec.args, name)
-        : new AsyncSeriesBailHook<[unknown, unknown], unknown>(spec.args, name);
-    hook.intercept({
-      name: "rein",
-      register: (tap) => wrapTap(name, spec, tap as unknown as RawTap, env) as never,
-    });
+    const hook = (spec.reduction === "waterfall"
+      ? new AsyncSeriesWaterfallHook<[unknown, unknown]>(spec.args, name)
+      : new AsyncSeriesBailHook<[unknown, unknown], unknown>(spec.args, name)) as unknown as MutableHook;
+    const run = (payload: unknown, context: unknown) =>
+      dispatch(hooks as unknown as HarnessHooks, name, payload, context as HookContext);
+    hook.compile = ({ type }) => {
+      if (type === "promise") return run;
+      if (type === "async") {
+        return (payload: unknown, context: unknown, callback: (error: unknown, result?: unknown) => void) => {
+          run(payload, context).then(
+            (result) => callback(null, result),
+            (error) => callback(error),
+          );
+        };
+      }
+      throw new TypeError(`${name} is an async hook: use promise() or callAsync()`);
+    };
+    for (const method of TAP_METHODS) {
+      const original = hook[method] as (options: unknown, fn: unknown) => void;
+      hook[method] = (options: unknown, fn: unknown): TapDisposer => {
+        // The tap object Tapable stored (after any `register` interceptor) is what the disposer removes.
+        const before = new Set(hook.taps);
+        original.call(hook, options, fn);
+        const tap = hook.taps.find((candidate) => !before.has(candidate));
+        return () => {
+          const index = tap === undefined ? -1 : hook.taps.indexOf(tap);
+          if (index >= 0) hook.taps = [...hook.taps.slice(0, index), ...hook.taps.slice(index + 1)];
+        };
+      };
+    }
     hooks[name] = hook;
   }
   environments.set(hooks, env);
@@ -74,51 +102,30 @@ export function createHooks(env: HookEnvironment): HarnessHooks {
 export function removeTaps(hooks: HarnessHooks, name: string): number {
   let removed = 0;
   for (const hookName of HOOK_NAMES) {
-    const hook = hooks[hookName] as unknown as { taps: RawTap[]; _resetCompilation(): void };
+    const hook = hooks[hookName] as unknown as MutableHook;
     const kept = hook.taps.filter((tap) => tap.name !== name);
     removed += hook.taps.length - kept.length;
-    if (kept.length !== hook.taps.length) {
-      hook.taps = kept;
-      hook._resetCompilation();
-    }
+    if (kept.length !== hook.taps.length) hook.taps = kept;
   }
   return removed;
 }
 
-/** For direct `hook.promise()` callers: the same semantics through tapable's own dispatch. */
-function wrapTap(name: HookName, spec: HookSpec<HookName>, tap: RawTap, env: HookEnvironment): StoredTap {
-  const original: RawTap = { ...tap };
-  const fn = (payload: unknown, context: HookContext) => {
-    // A block stops the beforeRun chain: later taps never see (or undo) it.
-    if (name === "beforeRun" && (payload as { block?: unknown } | undefined)?.block)
-      return Promise.resolve(undefined);
-    const watch = new TapWatch(env.driver);
-    const call: TapCall = { name, spec, env, watch };
-    const gate = gateStates.get(context);
-    if (gate) call.gate = gate;
-    return Promise.resolve()
-      .then(() => callTap(call, original, payload, context))
-      .finally(() => watch.finish());
-  };
-  return { ...tap, type: "promise", fn, [ORIGINAL]: original };
+function dispatch(hooks: HarnessHooks, name: HookName, payload: unknown, context: HookContext) {
+  const spec = HOOK_TABLE[name];
+  if (spec.reduction === "waterfall") return runWaterfall(hooks, name, payload as never, context as never);
+  if (spec.reduction === "gate")
+    return runToolGate(hooks, payload as ToolGateCall, context as ToolHookContext);
+  return runBail(hooks, name, payload as never, context as never);
 }
-
-/** Gate reductions of `hook.promise()` callers, keyed by their context object. */
-const gateStates = new WeakMap<object, GateState>();
 
 // ---- runners: how the harness (and the SDK's testing kit) calls each kind of hook ----
 
 function prepare(hooks: HarnessHooks, name: HookName) {
-  const taps = (hooks[name] as unknown as { taps: StoredTap[] }).taps;
+  const taps = (hooks[name] as unknown as { taps: RawTap[] }).taps;
   const env = environments.get(hooks);
   if (!env) throw new TypeError("hooks were not created by createHooks");
   return { taps, env, spec: HOOK_TABLE[name] as HookSpec<HookName> };
 }
-
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  value !== null &&
-  (typeof value === "object" || typeof value === "function") &&
-  typeof (value as { then?: unknown }).then === "function";
 
 export async function runWaterfall<K extends HookName>(
   hooks: HarnessHooks,
@@ -128,17 +135,13 @@ export async function runWaterfall<K extends HookName>(
 ): Promise<HookPayload<K>> {
   const { taps, env, spec } = prepare(hooks, name);
   if (taps.length === 0) return payload;
-  const call: TapCall = { name, spec, env, watch: new TapWatch(env.driver) };
+  const call: TapCall = { name, spec, env };
   let current: unknown = payload;
-  try {
-    for (const tap of taps) {
-      if (name === "beforeRun" && (current as { block?: unknown }).block) break;
-      let next = callTap(call, tap[ORIGINAL], current, context as HookContext);
-      if (isThenable(next)) next = await next;
-      if (next !== undefined) current = next;
-    }
-  } finally {
-    call.watch.finish();
+  for (const tap of taps) {
+    if (name === "beforeRun" && (current as { block?: unknown }).block) break;
+    let next = callTap(call, tap, current, context as HookContext);
+    if (isThenable(next)) next = await next;
+    if (next !== undefined) current = next;
   }
   return current as HookPayload<K>;
 }
@@ -151,15 +154,11 @@ export async function runBail<K extends HookName>(
 ): Promise<Attributed<HookResult<K>> | undefined> {
   const { taps, env, spec } = prepare(hooks, name);
   if (taps.length === 0) return undefined;
-  const call: TapCall = { name, spec, env, watch: new TapWatch(env.driver) };
-  try {
-    for (const tap of taps) {
-      let answer = callTap(call, tap[ORIGINAL], payload, context as HookContext);
-      if (isThenable(answer)) answer = await answer;
-      if (answer !== undefined) return answer as Attributed<HookResult<K>>;
-    }
-  } finally {
-    call.watch.finish();
+  const call: TapCall = { name, spec, env };
+  for (const tap of taps) {
+    let answer = callTap(call, tap, payload, context as HookContext);
+    if (isThenable(answer)) answer = await answer;
+    if (answer !== undefined) return answer as Attributed<HookResult<K>>;
   }
   return undefined;
 }
@@ -175,15 +174,11 @@ export async function runToolGate(
 ): Promise<AttributedVerdict | undefined> {
   const { taps, env, spec } = prepare(hooks, "toolGate");
   if (taps.length === 0) return undefined;
-  const call: TapCall = { name: "toolGate", spec, env, watch: new TapWatch(env.driver), gate: {} };
-  try {
-    for (const tap of taps) {
-      let denied = callTap(call, tap[ORIGINAL], gateCall, context);
-      if (isThenable(denied)) denied = await denied;
-      if (denied !== undefined) return denied as AttributedVerdict;
-    }
-  } finally {
-    call.watch.finish();
+  const call: TapCall = { name: "toolGate", spec, env, gate: {} };
+  for (const tap of taps) {
+    let denied = callTap(call, tap, gateCall, context);
+    if (isThenable(denied)) denied = await denied;
+    if (denied !== undefined) return denied as AttributedVerdict;
   }
   return call.gate?.strictest;
 }

@@ -15,6 +15,8 @@ import type {
   PermissionAnswer,
   PermissionRequest,
   RequestPayload,
+  RetryDecision,
+  RetryRequest,
   StopDecision,
   StopRequest,
   SummaryDecision,
@@ -46,6 +48,8 @@ export interface HookShapes {
   toolGate: Shape<"gate", ToolGateCall, ToolHookContext, GateVerdict>;
   permissionAsk: Shape<"bail", PermissionRequest, ToolHookContext, PermissionAnswer>;
   toolResult: Shape<"waterfall", ToolResultPayload, ToolHookContext, ToolResultPayload>;
+  toolUpdate: Shape<"waterfall", ToolResultPayload, ToolHookContext, ToolResultPayload>;
+  beforeRetry: Shape<"bail", RetryRequest, HookContext, RetryDecision>;
   beforeStop: Shape<"bail", StopRequest, HookContext, StopDecision>;
   beforeCompact: Shape<"bail", CompactRequest, HookContext, SummaryDecision>;
   beforeBranch: Shape<"bail", BranchRequest, HookContext, SummaryDecision>;
@@ -67,9 +71,33 @@ type Args<K extends HookName> = [HookPayload<K>, HookContextOf<K>];
 // biome-ignore lint/suspicious/noConfusingVoidType: deliberate, see above.
 type TapReturn<K extends HookName> = HookResult<K> | undefined | void;
 
-export type HarnessHook<K extends HookName> = HookShapes[K]["reduction"] extends "waterfall"
+type TapableHook<K extends HookName> = HookShapes[K]["reduction"] extends "waterfall"
   ? AsyncSeriesWaterfallHook<Args<K>, TapReturn<K>, ReinTapOptions>
   : AsyncSeriesBailHook<Args<K>, TapReturn<K>, ReinTapOptions>;
+
+/** Tap options: the plugin's name, and optionally `stage`, `before` and `timeout`. */
+export type HarnessTapOptions = string | ({ name: string; before?: string; stage?: number } & ReinTapOptions);
+
+/** Removes the tap it was returned for (by identity); calling it twice does nothing. */
+export type Disposer = () => void;
+
+/**
+ * A Tapable hook whose tap methods return a disposer. Dispatch (`promise`,
+ * `callAsync`) runs the harness's own runner: same reduction, timeouts and
+ * failure policy as a run.
+ */
+export type HarnessHook<K extends HookName> = Omit<TapableHook<K>, "tap" | "tapAsync" | "tapPromise"> & {
+  tap(options: HarnessTapOptions, fn: (...args: Args<K>) => TapReturn<K>): Disposer;
+  tapPromise(options: HarnessTapOptions, fn: (...args: Args<K>) => Promise<TapReturn<K>>): Disposer;
+  tapAsync(
+    options: HarnessTapOptions,
+    fn: (
+      payload: HookPayload<K>,
+      context: HookContextOf<K>,
+      callback: (error?: Error | null | false, result?: TapReturn<K>) => void,
+    ) => void,
+  ): Disposer;
+};
 
 export type HarnessHooks = { readonly [K in HookName]: HarnessHook<K> };
 
@@ -187,6 +215,32 @@ export const HOOK_TABLE: { readonly [K in HookName]: HookSpec<K> } = {
       isObject(r) && Array.isArray(r.content) && typeof r.isError === "boolean"
         ? undefined
         : "expected { content: (TextContent | ImageContent)[], details?, isError: boolean }",
+  },
+  toolUpdate: {
+    reduction: "waterfall",
+    args: ["partial", "context"],
+    failure: "fail-operation",
+    validate: (r) =>
+      isObject(r) && Array.isArray(r.content) && typeof r.isError === "boolean"
+        ? undefined
+        : "expected { content: (TextContent | ImageContent)[], details?, isError: boolean }",
+  },
+  beforeRetry: {
+    reduction: "bail",
+    args: ["request", "context"],
+    failure: "fail-operation",
+    validate: (r) => {
+      if (!isObject(r)) return 'expected { decision: "retry", delayMs? } or { decision: "stop", reason? }';
+      if (r.decision === "stop")
+        return r.reason === undefined || isString(r.reason) ? undefined : "reason must be a string";
+      if (r.decision === "retry") {
+        const ok =
+          r.delayMs === undefined ||
+          (typeof r.delayMs === "number" && r.delayMs >= 0 && Number.isFinite(r.delayMs));
+        return ok ? undefined : "delayMs must be a finite number >= 0";
+      }
+      return 'expected { decision: "retry", delayMs? } or { decision: "stop", reason? }';
+    },
   },
   beforeStop: {
     reduction: "bail",

@@ -42,6 +42,12 @@ export interface QueueControl {
   nextTurn(message: string | AgentMessage): void;
 }
 
+/** Entry types a caller or plugin may write through the harness (the rest are the harness's own). */
+export type WritableEntry = Extract<
+  EntryInput,
+  { type: "custom" | "custom_message" | "label" | "session_info" }
+>;
+
 /** The session as plugins see it: reads, and writes that obey the pending-write rule. */
 export interface SessionFacade {
   readonly id: string;
@@ -50,7 +56,7 @@ export interface SessionFacade {
   getEntry(id: string): SessionEntry | undefined;
   buildContext(): SessionContext;
   /** Written at once when idle; queued as a pending write until the next save point when busy. */
-  append(input: Extract<EntryInput, { type: "custom" | "custom_message" | "label" | "session_info" }>): void;
+  append(input: WritableEntry): void;
 }
 
 export interface HookContext {
@@ -60,6 +66,14 @@ export interface HookContext {
   readonly turnId: string | undefined;
   readonly queues: QueueControl;
   readonly session: SessionFacade;
+  /**
+   * Ends the current run at once (e.g. a budget is exhausted): the provider
+   * stream, waiting taps and running tools are asked to stop as with `abort()`,
+   * no further tool call starts, and the run ends with status `aborted` and
+   * this reason. Unlike a user's `abort()`, queued steering and follow-ups are
+   * kept. Does nothing outside a run or once the run is ending.
+   */
+  stopRun(reason: string): void;
 }
 
 export interface ToolCallInfo {
@@ -140,6 +154,21 @@ export interface StopRequest {
   /** How many times `beforeStop` already asked for one more turn in this run. */
   readonly continuations: number;
 }
+
+/** Asked before a failed provider request is retried (the retry policy would retry it). */
+export interface RetryRequest {
+  /** The attempt the retry would be (2 = the first retry). */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** The backoff the policy chose, in ms. */
+  readonly delayMs: number;
+  /** The failed attempt's closed assistant message. */
+  readonly message: AssistantMessage;
+  readonly errorMessage: string;
+}
+
+/** Retry (optionally after another delay), or give up: the turn ends with the provider error. */
+export type RetryDecision = { decision: "retry"; delayMs?: number } | { decision: "stop"; reason?: string };
 
 export type StopDecision =
   | { decision: "stop"; reason?: string }

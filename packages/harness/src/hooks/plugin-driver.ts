@@ -1,16 +1,24 @@
 /**
  * The one choke point through which plugin code runs: hook taps, tool `execute`
- * and event listeners (as Rollup's `PluginDriver.runHook`).
+ * and event listeners (as Rollup's `PluginDriver.runHook`), with the one timer
+ * system and the one in-flight ledger of the harness.
  *
- * Invariants: every failure that leaves `run` is a `HarnessError` tagged exactly
- * once with plugin, hook and tool call, keeping the plugin's own code as
- * `pluginCode`; a synchronous throw or a non-promise return never escapes as an
- * unhandled rejection; every asynchronous call in flight is tracked, so shutdown
- * can await them and name the ones that hang (as vite's plugin container does).
+ * Invariants:
+ * - every failure that leaves `run` / `wait` is a `HarnessError` tagged exactly
+ *   once with plugin, hook and tool call, keeping the plugin's own code as
+ *   `pluginCode`; a synchronous throw or a non-promise return never escapes as
+ *   an unhandled rejection;
+ * - every asynchronous call is tracked until it settles, so shutdown can await
+ *   them and name the ones that hang (as vite's plugin container does), even
+ *   after their caller stopped waiting (timeout, abort);
+ * - each call's own deadline is honoured exactly: one shared watchdog timer is
+ *   armed for the earliest deadline of all calls in flight;
+ * - a call waiting under an `AbortSignal` stops waiting (code `aborted`) the
+ *   moment the signal aborts: one listener per signal, never one per call.
  *
  * Cost matters here (every tap of every hook passes through): a synchronous
- * result returns without tracking, and timeouts share one timer armed for the
- * earliest deadline instead of one timer per call.
+ * result returns without tracking, and the watchdog timer is never cleared when
+ * the ledger empties, only unref'd, so a stream of fast calls costs no timer work.
  */
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 
@@ -23,6 +31,8 @@ export interface PluginCallSite {
 export interface PluginCallOptions {
   /** Milliseconds before the call counts as failed; `undefined` or `Infinity` waits forever. */
   timeoutMs?: number;
+  /** Stops waiting (rejects with code `aborted`) when this signal aborts. */
+  signal?: AbortSignal;
 }
 
 export interface InFlightCall extends PluginCallSite {
@@ -34,25 +44,46 @@ interface TrackedCall {
   site: PluginCallSite;
   startedAt: number;
   deadline: number;
+  signal: AbortSignal | undefined;
   value: PromiseLike<unknown>;
-  expire(): void;
+  /** Stops the caller's wait with this error (timeout, abort). */
+  fail(error: HarnessError): void;
 }
 
 const ignore = () => undefined;
 
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+export const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value !== null &&
   (typeof value === "object" || typeof value === "function") &&
   typeof (value as { then?: unknown }).then === "function";
 
+export function timeoutError(site: PluginCallSite, timeoutMs: number): HarnessError {
+  return new HarnessError(
+    HarnessErrorCode.hook,
+    `plugin "${site.plugin}" timed out in ${site.hook} after ${timeoutMs} ms`,
+    { plugin: site.plugin, hook: site.hook, toolCallId: site.toolCallId, pluginCode: "timeout" },
+  );
+}
+
+export function abortedWhile(site: PluginCallSite, signal: AbortSignal): HarnessError {
+  const reason = signal.reason instanceof Error ? `: ${signal.reason.message}` : "";
+  return new HarnessError(
+    HarnessErrorCode.aborted,
+    `aborted while plugin "${site.plugin}" was running ${site.hook}${reason}`,
+    { plugin: site.plugin, hook: site.hook, toolCallId: site.toolCallId, cause: signal.reason },
+  );
+}
+
 export class PluginDriver {
-  /** Calls waiting for their result, each with a deadline (Infinity: none). */
+  /** Calls whose caller is waiting for the result. */
   private readonly running = new Set<TrackedCall>();
-  /** Calls that timed out but never settled: still named at shutdown. */
-  private readonly hung = new Set<TrackedCall>();
+  /** Calls whose caller stopped waiting (timeout, abort) but that never settled: still named at shutdown. */
+  private readonly abandoned = new Set<TrackedCall>();
+  private readonly watchedSignals = new WeakSet<AbortSignal>();
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
 
+  /** Runs plugin code; a promise result is waited for under `options` (see `wait`). */
   run<T>(site: PluginCallSite, fn: () => T | Promise<T>, options: PluginCallOptions = {}): Promise<T> {
     let value: T | Promise<T>;
     try {
@@ -61,8 +92,21 @@ export class PluginDriver {
       return Promise.reject(pluginFailure(error, site));
     }
     if (!isThenable(value)) return Promise.resolve(value);
-    const pending = value as PromiseLike<T>;
-    const timeoutMs = options.timeoutMs;
+    return this.wait(site, value as PromiseLike<T>, options);
+  }
+
+  /**
+   * Waits for a promise plugin code returned: resolves with its result, rejects
+   * with its failure (tagged), with a timeout once `timeoutMs` passed, or with
+   * code `aborted` once `signal` aborts. The call stays in the ledger until its
+   * promise settles, whatever the caller does.
+   */
+  wait<T>(site: PluginCallSite, value: PromiseLike<T>, options: PluginCallOptions = {}): Promise<T> {
+    const { timeoutMs, signal } = options;
+    if (signal?.aborted) {
+      this.abandon(this.record(site, value, Number.POSITIVE_INFINITY, undefined, ignore));
+      return Promise.reject(abortedWhile(site, signal));
+    }
     const startedAt = Date.now();
     const deadline =
       timeoutMs === undefined || !Number.isFinite(timeoutMs)
@@ -70,25 +114,13 @@ export class PluginDriver {
         : startedAt + timeoutMs;
     return new Promise<T>((resolve, reject) => {
       let done = false;
-      const call: TrackedCall = {
-        site,
-        startedAt,
-        deadline,
-        value: pending,
-        expire: () => {
-          done = true;
-          this.hung.add(call);
-          reject(
-            new HarnessError(
-              HarnessErrorCode.hook,
-              `plugin "${site.plugin}" timed out in ${site.hook} after ${timeoutMs} ms`,
-              { plugin: site.plugin, hook: site.hook, toolCallId: site.toolCallId, pluginCode: "timeout" },
-            ),
-          );
-        },
-      };
+      const call = this.record(site, value, deadline, signal, (error) => {
+        done = true;
+        reject(error);
+      });
+      call.startedAt = startedAt;
       this.track(call);
-      pending.then(
+      value.then(
         (result) => {
           this.untrack(call);
           if (!done) resolve(result);
@@ -101,47 +133,9 @@ export class PluginDriver {
     });
   }
 
-  /** Tracks a call that has no deadline until it settles, so shutdown can name it if it never does. */
-  watch<T>(site: PluginCallSite, value: PromiseLike<T>): PromiseLike<T> {
-    const call: TrackedCall = {
-      site: { ...site },
-      startedAt: Date.now(),
-      deadline: Number.POSITIVE_INFINITY,
-      value,
-      expire: ignore,
-    };
-    this.running.add(call);
-    return value.then(
-      (result) => {
-        this.untrack(call);
-        return result;
-      },
-      (error: unknown) => {
-        this.untrack(call);
-        throw error;
-      },
-    );
-  }
-
-  /** Records a call that timed out and is still running, until it settles. */
-  markHung(site: PluginCallSite, value: PromiseLike<unknown>): void {
-    const call: TrackedCall = {
-      site: { ...site },
-      startedAt: Date.now(),
-      deadline: 0,
-      value,
-      expire: ignore,
-    };
-    this.hung.add(call);
-    value.then(
-      () => this.hung.delete(call),
-      () => this.hung.delete(call),
-    );
-  }
-
-  /** Plugin calls that have started and not yet settled (hung taps show up here). */
+  /** Plugin calls that have started and not yet settled (hung and abandoned ones included). */
   inFlight(): readonly InFlightCall[] {
-    return [...this.running, ...this.hung].map(({ site, startedAt, value }) => ({
+    return [...this.running, ...this.abandoned].map(({ site, startedAt, value }) => ({
       ...site,
       startedAt,
       settled: Promise.resolve(value).then(ignore, ignore),
@@ -164,20 +158,41 @@ export class PluginDriver {
     return this.inFlight();
   }
 
+  private record(
+    site: PluginCallSite,
+    value: PromiseLike<unknown>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    fail: (error: HarnessError) => void,
+  ): TrackedCall {
+    return { site: { ...site }, startedAt: Date.now(), deadline, signal, value, fail };
+  }
+
+  /** The caller stopped waiting: keep naming the call until its promise settles. */
+  private abandon(call: TrackedCall): void {
+    this.abandoned.add(call);
+    call.value.then(
+      () => this.abandoned.delete(call),
+      () => this.abandoned.delete(call),
+    );
+  }
+
   private track(call: TrackedCall): void {
     this.running.add(call);
+    const signal = call.signal;
+    if (signal !== undefined && !this.watchedSignals.has(signal)) {
+      this.watchedSignals.add(signal);
+      signal.addEventListener("abort", () => this.abortAll(signal), { once: true });
+    }
     if (call.deadline < this.armedFor) this.arm(call.deadline);
+    else this.timer?.ref();
   }
 
   private untrack(call: TrackedCall): void {
-    this.hung.delete(call);
+    this.abandoned.delete(call);
     if (!this.running.delete(call)) return;
-    // Nothing left to watch: drop the timer so it never keeps the process alive.
-    if (this.running.size === 0 && this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.armedFor = Number.POSITIVE_INFINITY;
-    }
+    // Nothing left to watch: the timer must not keep the process alive, but stays armed (cheap to reuse).
+    if (this.running.size === 0) this.timer?.unref();
   }
 
   private arm(deadline: number): void {
@@ -194,11 +209,21 @@ export class PluginDriver {
     for (const call of this.running) {
       if (call.deadline <= now) {
         this.running.delete(call);
-        call.expire();
+        this.abandon(call);
+        call.fail(timeoutError(call.site, call.deadline - call.startedAt));
       } else if (call.deadline < next) {
         next = call.deadline;
       }
     }
     if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  }
+
+  private abortAll(signal: AbortSignal): void {
+    for (const call of this.running) {
+      if (call.signal !== signal) continue;
+      this.running.delete(call);
+      this.abandon(call);
+      call.fail(abortedWhile(call.site, signal));
+    }
   }
 }

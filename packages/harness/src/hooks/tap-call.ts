@@ -1,8 +1,11 @@
 /**
  * Calls one tap: the single place where a hook tap's code runs. It catches
- * synchronous throws, awaits a promise only when the tap returned one, enforces
- * the tap's timeout, validates the result against the hook table, applies the
- * hook's failure policy, and attributes the answer to the tap (its name).
+ * synchronous throws, awaits a promise only when the tap returned one (through
+ * the PluginDriver, under the tap's own deadline and the run's abort signal),
+ * validates the result against the hook table, applies the hook's failure
+ * policy, and attributes the answer to the tap (its name). A tap cancelled by
+ * an abort is not the plugin's failure: a gate or permission answer is a deny by
+ * `harness`, a transform ends the run `aborted`; nothing is reported or skipped.
  *
  * Invariant: the result is what the reduction needs - the next payload
  * (waterfall), an attributed answer (bail, gate) or `undefined` (no opinion) -
@@ -11,7 +14,7 @@
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 import { type HookName, type HookSpec, stricter } from "./hook-table.js";
 import type { AttributedVerdict, GateDecision, HookContext, ToolHookContext } from "./hook-types.js";
-import type { PluginCallSite, PluginDriver } from "./plugin-driver.js";
+import { isThenable, type PluginCallSite, type PluginDriver } from "./plugin-driver.js";
 
 export interface FailurePolicy {
   /** Default per-tap timeout in ms (hooks may override it in the table; taps with `timeout`). Default 30 000. */
@@ -44,11 +47,6 @@ export interface GateState {
   strictest?: AttributedVerdict;
 }
 
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  value !== null &&
-  (typeof value === "object" || typeof value === "function") &&
-  typeof (value as { then?: unknown }).then === "function";
-
 function invoke(tap: RawTap, payload: unknown, context: unknown): unknown {
   if (tap.type !== "async") return tap.fn(payload, context);
   return new Promise((resolve, reject) => {
@@ -56,101 +54,10 @@ function invoke(tap: RawTap, payload: unknown, context: unknown): unknown {
   });
 }
 
-/**
- * Times the async taps of one hook call with a single timer: each tap gets its
- * own deadline, but a timer is armed once per call and re-armed only when it
- * fires early, so a fast tap costs no timer work.
- */
-export class TapWatch {
-  private timer: NodeJS.Timeout | undefined;
-  private deadline = Number.POSITIVE_INFINITY;
-  private current:
-    | { site: PluginCallSite; value: PromiseLike<unknown>; timeoutMs: number; expire(error: unknown): void }
-    | undefined;
-
-  constructor(private readonly driver: PluginDriver) {}
-
-  /**
-   * Settles with `onSettled(result)` / `onFailed(error)` of the tap's promise, or
-   * with `onFailed(timeout)` once its deadline passes. One promise per async tap.
-   */
-  wait(
-    value: PromiseLike<unknown>,
-    site: PluginCallSite,
-    timeoutMs: number,
-    onSettled: (result: unknown) => unknown,
-    onFailed: (error: unknown) => unknown,
-  ): Promise<unknown> {
-    if (!Number.isFinite(timeoutMs)) {
-      return Promise.resolve(this.driver.watch(site, value)).then(onSettled, onFailed);
-    }
-    return new Promise((resolve, reject) => {
-      let done = false;
-      const finish = (handler: (input: unknown) => unknown, input: unknown) => {
-        if (done) return;
-        done = true;
-        try {
-          resolve(handler(input));
-        } catch (error) {
-          reject(error);
-        }
-      };
-      this.current = {
-        site,
-        value,
-        timeoutMs,
-        expire: (error) => finish(onFailed, error),
-      };
-      this.deadline = Date.now() + timeoutMs;
-      if (this.timer === undefined) this.arm(timeoutMs);
-      value.then(
-        (result) => finish(onSettled, result),
-        (error) => finish(onFailed, error),
-      );
-    });
-  }
-
-  /** Ends the hook call: no timer outlives it. */
-  finish(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private arm(ms: number): void {
-    this.timer = setTimeout(() => this.fire(), Math.max(0, ms));
-  }
-
-  private fire(): void {
-    this.timer = undefined;
-    const remaining = this.deadline - Date.now();
-    if (remaining > 0) {
-      this.arm(remaining);
-      return;
-    }
-    const current = this.current;
-    this.current = undefined;
-    if (!current) return;
-    this.driver.markHung(current.site, current.value);
-    current.expire(
-      new HarnessError(
-        HarnessErrorCode.hook,
-        `plugin "${current.site.plugin}" timed out in ${current.site.hook} after ${current.timeoutMs} ms`,
-        {
-          plugin: current.site.plugin,
-          hook: current.site.hook,
-          toolCallId: current.site.toolCallId,
-          pluginCode: "timeout",
-        },
-      ),
-    );
-  }
-}
-
 export interface TapCall {
   name: HookName;
   spec: HookSpec<HookName>;
   env: HookEnvironment;
-  watch: TapWatch;
   /** For the gate: the running strictest verdict. */
   gate?: GateState;
 }
@@ -167,11 +74,9 @@ export function callTap(call: TapCall, tap: RawTap, payload: unknown, context: H
     return onFailure(call, tap, site, error, context);
   }
   if (!isThenable(value)) return onResult(call, tap, site, value, payload, context);
+  // The tap's own deadline (exact, whatever ran before it) and the run's signal bound the wait.
   const timeoutMs = tap.timeout ?? call.spec.timeoutMs ?? call.env.policy().tapTimeoutMs;
-  return call.watch.wait(
-    value,
-    site,
-    timeoutMs,
+  return call.env.driver.wait(site, value, { timeoutMs, signal: context?.signal }).then(
     (result) => onResult(call, tap, site, result, payload, context),
     (error) => onFailure(call, tap, site, error, context),
   );
@@ -207,8 +112,18 @@ function onFailure(
   error: unknown,
   _context: HookContext,
 ): unknown {
-  const failure = pluginFailure(error, site);
+  const failure: HarnessError = pluginFailure(error, site);
   const policy = call.env.policy();
+  if (failure.code === HarnessErrorCode.aborted) {
+    // The run was aborted while the tap waited: not the plugin's fault, never reported, never skipped.
+    if (call.spec.failure !== "fail-closed") throw failure;
+    // A deny bails out of the gate and answers a permission request: the call never runs.
+    return {
+      decision: "deny",
+      reason: `the run was aborted while "${tap.name}" was deciding`,
+      by: "harness",
+    };
+  }
   if (call.spec.failure === "fail-closed") {
     call.env.report(failure);
     const reason = `${failure.message} (failing closed)`;

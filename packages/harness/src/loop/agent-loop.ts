@@ -96,8 +96,12 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
         if (tools.failure !== undefined) {
           await emitMessage(emit, failureMessage(turn, describeError(tools.failure)));
           await closeTurn(emit, runId, turnOpen, last, tools.results);
-          status = "error";
-          error = tools.failure;
+          // A tap cancelled by the abort is the abort, not a failure of the run.
+          if (signal.aborted && isHarnessError(tools.failure, "aborted")) status = "aborted";
+          else {
+            status = "error";
+            error = tools.failure;
+          }
           break run;
         }
         await closeTurn(emit, runId, turnOpen, last, tools.results);

@@ -5,7 +5,7 @@
  */
 import type { Model, streamSimple, ToolCall } from "@mariozechner/pi-ai";
 import type { HarnessEvent } from "../events/event-types.js";
-import type { RequestOptions, ToolResultPayload } from "../hooks/hook-types.js";
+import type { RequestOptions, RetryDecision, RetryRequest, ToolResultPayload } from "../hooks/hook-types.js";
 import type { AgentMessage, AssistantMessage, DecisionRecord, ThinkingLevel } from "../session/entries.js";
 import type { AnyAgentTool, ToolCallFacts, ToolExecutionContext, ToolResult } from "../tools.js";
 import type { RetryPolicy } from "./retry.js";
@@ -68,6 +68,23 @@ export interface LoopHooks {
     result: ToolResultPayload,
     turn: LoopTurn,
   ): Promise<ToolResultPayload>;
+  /**
+   * May rewrite a tool's progress update before its `tool_execution_update` is
+   * emitted (same shape as a result: redaction covers streaming). A failure
+   * withholds that update and fails the run, as for a result.
+   */
+  finalizeToolUpdate?(
+    call: ToolCall,
+    tool: AnyAgentTool,
+    partial: ToolResultPayload,
+    turn: LoopTurn,
+  ): Promise<ToolResultPayload>;
+  /**
+   * Asked before a failed request is retried (the retry policy would retry it):
+   * `retry` (optionally with another delay), `stop` (the turn ends with the
+   * provider error), or `undefined` to retry as planned.
+   */
+  beforeRetry?(request: RetryRequest, turn: LoopTurn): Promise<RetryDecision | undefined>;
   /** Steering messages to inject after the current turn ends. */
   takeSteering?(): AgentMessage[];
   /** Follow-up messages to inject when the run would otherwise stop. */

@@ -23,6 +23,13 @@ export async function streamAssistant(
 ): Promise<StreamOutcome> {
   let request = { messages: turn.messages, options: turn.requestOptions };
   if (config.beforeRequest) request = await config.beforeRequest(turn, request);
+  if (signal.aborted) {
+    // Aborted (or stopped by a tap) before the provider was called: no request is sent.
+    const message = failureMessage(turn, "aborted before the request was sent", true);
+    await emit({ type: "message_start", message });
+    await emit({ type: "message_end", message });
+    return { message };
+  }
 
   const context: Context = {
     systemPrompt: turn.systemPrompt,
@@ -95,7 +102,24 @@ export async function requestAssistant(
       ? policy.isRetryable(message, turn.model)
       : isTransientError(message, turn.model);
     if (!retryable) return outcome;
-    const delayMs = retryDelay(policy, attempt);
+    let delayMs = retryDelay(policy, attempt);
+    if (config.beforeRetry) {
+      const request = {
+        attempt: attempt + 1,
+        maxAttempts: policy.maxAttempts,
+        delayMs,
+        message,
+        errorMessage: message.errorMessage ?? "provider error",
+      };
+      let decision: Awaited<ReturnType<NonNullable<typeof config.beforeRetry>>>;
+      try {
+        decision = await config.beforeRetry(request, turn);
+      } catch (error) {
+        return { message, hookFailure: error };
+      }
+      if (decision?.decision === "stop") return outcome;
+      if (decision?.delayMs !== undefined) delayMs = decision.delayMs;
+    }
     await emit({
       type: "retry",
       runId,

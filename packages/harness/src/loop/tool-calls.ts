@@ -3,12 +3,16 @@
  *
  * Invariants: every tool call gets exactly one result message, emitted in call
  * order; a call is validated against the turn's own tool definitions (invalid
- * arguments become an error result the model can read); parallel tools run
- * together, a `sequential` tool runs alone; a failure of the caller's hooks never
- * leaves a call without a result: it is recorded and returned as `failure`, and
- * calls planned after it are not executed.
+ * arguments become an error result the model can read); every refusal, the
+ * harness's own included (unknown tool, invalid arguments), is a `tool_decision`
+ * event; `tool_execution_start` / `_end` bracket only calls that really execute,
+ * so a denied call never gets them; parallel tools run together, a `sequential`
+ * tool runs alone; once the run's signal aborts no further call starts (not from
+ * a gate tap that aborted, not between two sequential calls); a failure of the
+ * caller's hooks never leaves a call without a result: it is recorded and
+ * returned as `failure`, and calls planned after it are not executed.
  */
-import { type ToolCall, validateToolArguments } from "@mariozechner/pi-ai";
+import type { ToolCall } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { ToolResultPayload } from "../hooks/hook-types.js";
@@ -20,6 +24,7 @@ import {
   type ToolCallFacts,
   type ToolResult,
 } from "../tools.js";
+import { toolArgs, validatedArgs } from "./frozen-args.js";
 import type { AgentLoopConfig, LoopTurn, ToolCallPlan } from "./loop-types.js";
 
 export interface ToolCallsOutcome {
@@ -33,6 +38,9 @@ interface PlannedCall {
   tool: AnyAgentTool | undefined;
   plan: ToolCallPlan;
 }
+
+const HARNESS = "harness";
+const NOT_STARTED_ABORTED = "not executed: the run was aborted before this call started";
 
 const refuse = (text: string, decision?: DecisionRecord): ToolCallPlan => ({
   action: "refuse",
@@ -51,19 +59,17 @@ export async function runToolCalls(
   let failure: unknown;
   const planned: PlannedCall[] = [];
   for (const call of calls) {
-    await emit({
-      type: "tool_execution_start",
-      toolCallId: call.id,
-      toolName: call.name,
-      args: call.arguments,
-    });
     const tool = turn.tools.find((candidate) => candidate.name === call.name);
     if (failure !== undefined) {
       planned.push({ call, tool, plan: refuse(`not executed: ${describeError(failure)}`) });
       continue;
     }
+    if (signal.aborted) {
+      planned.push({ call, tool, plan: refuse(NOT_STARTED_ABORTED) });
+      continue;
+    }
     try {
-      planned.push({ call, tool, plan: await planCall(call, tool, turn, config) });
+      planned.push({ call, tool, plan: await planCall(call, tool, turn, config, emit) });
     } catch (error) {
       failure = error;
       planned.push({ call, tool, plan: refuse(`not executed: ${describeError(error)}`) });
@@ -99,20 +105,32 @@ async function planCall(
   tool: AnyAgentTool | undefined,
   turn: LoopTurn,
   config: AgentLoopConfig,
+  emit: (event: HarnessEvent) => Promise<void>,
 ): Promise<ToolCallPlan> {
+  // The harness's own refusals are decisions too: audit logs them like any gate's.
+  const refuseAs = async (text: string, reason: string) => {
+    const decision: DecisionRecord = { decision: "deny", by: HARNESS, reason };
+    await emit({
+      type: "tool_decision",
+      toolCallId: call.id,
+      toolName: call.name,
+      args: call.arguments,
+      ...decision,
+    });
+    return refuse(text, decision);
+  };
   if (!tool) {
     const available = turn.tools.map((t) => t.name).join(", ") || "none";
-    return refuse(`Tool "${call.name}" is not available in this turn (available: ${available}).`, {
-      decision: "deny",
-      by: "harness",
-      reason: "unknown tool",
-    });
+    return refuseAs(
+      `Tool "${call.name}" is not available in this turn (available: ${available}).`,
+      "unknown tool",
+    );
   }
   let args: Record<string, unknown>;
   try {
-    args = validateToolArguments(tool, call);
+    args = validatedArgs(tool, call);
   } catch (error) {
-    return refuse(describeError(error), { decision: "deny", by: "harness", reason: "invalid arguments" });
+    return refuseAs(describeError(error), "invalid arguments");
   }
   if (config.planToolCall) return config.planToolCall(call, tool, args, turn);
   // Used alone, the loop still hands `execute` the facts its tool declares.
@@ -147,6 +165,10 @@ async function executePlanned(
       await Promise.allSettled(inFlight);
       inFlight = [];
     }
+    // Checked right before each start: an abort from a gate tap or from an earlier call stops the rest.
+    if (entry.plan.action === "execute" && signal.aborted) {
+      entry.plan = refuse(NOT_STARTED_ABORTED, entry.plan.decision);
+    }
     const final = completeCall(entry, turn, config, signal, emit, onFailure);
     finals.push(final);
     if (sequential) await final.catch(() => undefined);
@@ -164,12 +186,21 @@ async function completeCall(
   emit: (event: HarnessEvent) => Promise<void>,
   onFailure: (error: unknown) => void,
 ): Promise<ToolResultPayload> {
-  let raw: ToolResult;
   if (plan.action === "refuse" || !tool) {
-    raw = plan.action === "refuse" ? plan.result : { content: [], isError: true };
-  } else {
-    raw = await execute(tool, plan, call, turn, config, signal, emit);
+    const raw = plan.action === "refuse" ? plan.result : { content: [], isError: true };
+    return { content: raw.content, details: raw.details, isError: raw.isError === true };
   }
+  await emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: plan.args });
+  const raw = await execute(
+    tool,
+    { args: toolArgs(plan.args), facts: plan.facts },
+    call,
+    turn,
+    config,
+    signal,
+    emit,
+    onFailure,
+  );
   let final: ToolResultPayload = {
     content: raw.content,
     details: raw.details,
@@ -205,8 +236,34 @@ async function execute(
   config: AgentLoopConfig,
   signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  onFailure: (error: unknown) => void,
 ): Promise<ToolResult> {
   let done = false;
+  // Updates pass `finalizeToolUpdate` one after another, in the order the tool sent them,
+  // and all are emitted before the call's `tool_execution_end`.
+  let updates: Promise<void> = Promise.resolve();
+  let withheld = false;
+  const finalize = config.finalizeToolUpdate;
+  const publish = async (partial: ToolResult) => {
+    if (withheld) return;
+    let payload: ToolResult = partial;
+    if (finalize) {
+      try {
+        payload = await finalize(
+          call,
+          tool,
+          { content: partial.content, details: partial.details, isError: partial.isError === true },
+          turn,
+        );
+      } catch (error) {
+        // A failing redaction must not leak: this and every later update are withheld.
+        withheld = true;
+        onFailure(error);
+        return;
+      }
+    }
+    await emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial: payload });
+  };
   const context = {
     signal,
     cwd: turn.cwd ?? process.cwd(),
@@ -214,10 +271,8 @@ async function execute(
     toolCallId: call.id,
     facts: facts ?? NO_FACTS,
     update: (partial: ToolResult) => {
-      if (done) return;
-      emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }).catch(
-        () => undefined,
-      );
+      if (done || !partial || !Array.isArray(partial.content)) return;
+      updates = updates.then(() => publish(partial)).catch(() => undefined);
     },
   };
   try {
@@ -232,5 +287,6 @@ async function execute(
     return { content: [{ type: "text", text: describeError(error) }], isError: true };
   } finally {
     done = true;
+    await updates;
   }
 }

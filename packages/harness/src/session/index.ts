@@ -8,7 +8,38 @@ export {
   compactionSummaryMessage,
   entryMessage,
 } from "./context.js";
-export * from "./entries.js";
+export {
+  type ActiveToolsChangeEntry,
+  type AgentMessage,
+  type AppliedCompaction,
+  type AssistantMessage,
+  type BranchSummaryEntry,
+  type CompactionEntry,
+  type CustomEntry,
+  type CustomMessageEntry,
+  type DecisionRecord,
+  type EntryInput,
+  isTreeEntry,
+  type JournalEntry,
+  type JournalEvent,
+  type JournalQueue,
+  type JournalRecord,
+  type JournalRunStatus,
+  type LabelEntry,
+  type LeafEntry,
+  type MessageEntry,
+  type ModelChangeEntry,
+  type RecordedToolResult,
+  SESSION_FORMAT_VERSION,
+  type SessionContext,
+  type SessionEntry,
+  type SessionEntryType,
+  type SessionHeader,
+  type SessionInfoEntry,
+  type StoredEntry,
+  type ThinkingLevel,
+  type ThinkingLevelChangeEntry,
+} from "./entries.js";
 export { type JsonlOpenOptions, JsonlStorage } from "./jsonl-storage.js";
 export { MemoryStorage } from "./memory-storage.js";
 export { Session } from "./session.js";

@@ -11,6 +11,8 @@ import { HarnessError } from "../../src/errors.js";
 import type { HarnessEvent } from "../../src/events/event-types.js";
 import { removeTaps } from "../../src/hooks/create-hooks.js";
 import { HOOK_NAMES, type HookName } from "../../src/hooks/hook-table.js";
+import type { ToolExecutionContext } from "../../src/tools.js";
+import { providerError } from "../support/compaction.js";
 import { echoTool, fixture } from "../support/harness-fixture.js";
 import { callTools, reply } from "../support/scripted-model.js";
 import { sessionProblems, withPayload } from "./support.js";
@@ -24,6 +26,8 @@ const MALFORMED: Partial<Record<HookName, unknown>> = {
   toolGate: { decision: "maybe", reason: 1 },
   permissionAsk: { decision: "perhaps" },
   toolResult: { content: "not blocks" },
+  toolUpdate: { content: "not blocks" },
+  beforeRetry: { decision: "perhaps" },
   beforeStop: { decision: "whatever" },
   beforeCompact: { summary: 5 },
   beforeBranch: { summary: 5 },
@@ -56,8 +60,17 @@ describe("plugin faults", () => {
     async (hook, fault) => {
       const plugin = `faulty-${hook}`;
       const echo = echoTool();
+      // The tool reports progress, so `toolUpdate` runs.
+      const execute = echo.tool.execute;
+      const tool = {
+        ...echo.tool,
+        execute: (args: never, context: ToolExecutionContext) => {
+          context.update({ content: [{ type: "text" as const, text: "working" }] });
+          return execute(args, context);
+        },
+      };
       const f = fixture({
-        tools: [echo.tool],
+        tools: [tool],
         streamFn: withPayload,
         compaction: { keepRecentTokens: 16 },
         retry: { baseDelayMs: 0 },
@@ -100,7 +113,9 @@ describe("plugin faults", () => {
         expect(error.message).toContain(plugin);
         expect(f.session.entries()).toHaveLength(before);
       } else {
-        f.scripted.script([callTools(["echo", { text: "x" }]), reply("done")]);
+        // For `beforeRetry` the first request fails transiently.
+        const first = hook === "beforeRetry" ? [providerError("overloaded")] : [];
+        f.scripted.script([...first, callTools(["echo", { text: "x" }]), reply("done")]);
         const result = await f.harness.prompt("go").then(
           (outcome) => ({ outcome }),
           (error: unknown) => ({ error }),

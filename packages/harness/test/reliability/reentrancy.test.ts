@@ -11,6 +11,8 @@ import { describe, expect, it } from "vitest";
 import type { EventType, HarnessEvent } from "../../src/events/event-types.js";
 import type { AgentHarness } from "../../src/harness/agent-harness.js";
 import { HOOK_NAMES, type HookName } from "../../src/hooks/hook-table.js";
+import type { ToolExecutionContext } from "../../src/tools.js";
+import { providerError } from "../support/compaction.js";
 import { echoTool, fixture } from "../support/harness-fixture.js";
 import { callTools, fauxAssistantMessage } from "../support/scripted-model.js";
 import { sessionProblems, textOf, withPayload } from "./support.js";
@@ -23,10 +25,20 @@ const model = (context: Context) => {
     : fauxAssistantMessage(`ack ${context.messages.length}`);
 };
 
-function reentrantFixture() {
+function reentrantFixture(hook?: HookName) {
   const echo = echoTool();
-  const f = fixture({ tools: [echo.tool], streamFn: withPayload });
-  f.scripted.script(Array.from({ length: 60 }, () => model));
+  // The tool reports progress (so `toolUpdate` runs); for `beforeRetry` the first request fails transiently.
+  const execute = echo.tool.execute;
+  const tool = {
+    ...echo.tool,
+    execute: (args: never, context: ToolExecutionContext) => {
+      context.update({ content: [{ type: "text" as const, text: "working" }] });
+      return execute(args, context);
+    },
+  };
+  const f = fixture({ tools: [tool], streamFn: withPayload, retry: { baseDelayMs: 0 } });
+  const steps = Array.from({ length: 60 }, () => model);
+  f.scripted.script(hook === "beforeRetry" ? [providerError("overloaded"), ...steps] : steps);
   return f;
 }
 
@@ -194,7 +206,7 @@ describe("reentrancy", () => {
   it("taps of every run hook calling queue operations, session writes, setters and structural operations", async () => {
     const runHooks = HOOK_NAMES.filter((hook) => hook !== "beforeCompact" && hook !== "beforeBranch");
     for (const hook of runHooks) {
-      const f = reentrantFixture();
+      const f = reentrantFixture(hook);
       const busyCodes: string[] = [];
       let calls = 0;
       if (hook === "permissionAsk") {

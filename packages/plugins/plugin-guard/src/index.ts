@@ -2,10 +2,12 @@
  * @rein/plugin-guard: budgets per run and per session (turns, tool calls, tokens,
  * cost) and loop detection (the same tool call N times in a row).
  *
- * How a budget ends a run (the cleanest mechanism the plugin API offers, see README):
- * - once a budget is exhausted, every further tool call is denied (`by:
- *   guard:<budget>`, e.g. `guard:max-tool-calls`) with a reason that tells the model
- *   to stop and answer; the run ends when the model answers without tools;
+ * How a budget ends a run (see README):
+ * - the first tool call past an exhausted budget is denied (`by: guard:<budget>`,
+ *   e.g. `guard:max-tool-calls`) and the run is stopped at once with
+ *   `context.stopRun(reason)`: no further call starts and no further request is
+ *   made (a request about to start past a budget, after steering or a follow-up,
+ *   is stopped in `beforeRequest`); the run ends with status `aborted` and the reason;
  * - a `custom` session entry `rein.guard-stop` records which budget stopped the
  *   run, its limit, what was used, and why (once per budget and run; for session
  *   budgets once per budget and session);
@@ -140,7 +142,7 @@ const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
 const callKey = (name: string, args: unknown) => `${name}\u0000${canonicalJson(args)}`;
 
-const STOP_ADVICE = "Do not call more tools: give your final answer now with what you have.";
+const STOPPED = "the run is stopped";
 
 export default definePlugin({
   name: "guard",
@@ -180,7 +182,7 @@ export default definePlugin({
       seen.add(stop.budget);
       const data: GuardStop = runId === undefined ? stop : { ...stop, runId };
       rein.session.append({ type: "custom", customType: STOP_ENTRY_TYPE, data });
-      rein.logger.warn(`${stop.reason}; further tool calls are denied`);
+      rein.logger.warn(`${stop.reason}; ${STOPPED}`);
     };
 
     const resetRun = () => {
@@ -217,25 +219,43 @@ export default definePlugin({
       }
     });
 
-    rein.hooks.toolGate.tap({ name: "guard", stage: Stage.first }, (call): GateVerdict | undefined => {
-      const stop = check();
-      if (stop) {
-        record(stop);
-        return { decision: "deny", rule: stop.budget, reason: `${stop.reason}. ${STOP_ADVICE}` };
-      }
-      if (
-        options.maxRepeats > 0 &&
-        callKey(call.name, call.args) === lastKey &&
-        streak + 1 >= options.maxRepeats
-      ) {
-        return {
-          decision: "deny",
-          rule: "loop",
-          reason: `the same ${call.name} call (identical arguments) was made ${streak + 1} times in a row; this looks like a loop (maxRepeats ${options.maxRepeats}). Change approach or answer.`,
-        };
-      }
-      return undefined;
+    // A request past a turn, token or cost budget is stopped before the model is asked; a
+    // tool-call budget only limits calls (the model may still answer without tools).
+    const requestCheck = () =>
+      exhausted({ ...options.perRun, maxToolCalls: undefined }, run, "run") ??
+      exhausted({ ...options.perSession, maxToolCalls: undefined }, session, "session");
+
+    rein.hooks.beforeRequest.tap({ name: "guard", stage: Stage.first }, (payload, context) => {
+      const stop = requestCheck();
+      if (!stop) return payload;
+      record(stop);
+      context.stopRun(stop.reason);
+      return payload;
     });
+
+    rein.hooks.toolGate.tap(
+      { name: "guard", stage: Stage.first },
+      (call, context): GateVerdict | undefined => {
+        const stop = check();
+        if (stop) {
+          record(stop);
+          context.stopRun(stop.reason);
+          return { decision: "deny", rule: stop.budget, reason: `${stop.reason}; ${STOPPED}` };
+        }
+        if (
+          options.maxRepeats > 0 &&
+          callKey(call.name, call.args) === lastKey &&
+          streak + 1 >= options.maxRepeats
+        ) {
+          return {
+            decision: "deny",
+            rule: "loop",
+            reason: `the same ${call.name} call (identical arguments) was made ${streak + 1} times in a row; this looks like a loop (maxRepeats ${options.maxRepeats}). Change approach or answer.`,
+          };
+        }
+        return undefined;
+      },
+    );
 
     rein.hooks.beforeStop.tap({ name: "guard", stage: Stage.first }, () => {
       const stop = check();

@@ -38,14 +38,16 @@ const stops = (entries: readonly SessionEntry[]) =>
     .filter((e) => e.type === "custom" && e.customType === STOP_ENTRY_TYPE)
     .map((e) => (e as { data: unknown }).data);
 
-const lastToolResultText = (h: TestHarness, request: number) =>
-  JSON.stringify(h.requests[request]?.context.messages.at(-1));
-
 describe("run budgets", () => {
-  it("max tool calls: the call past the budget is denied, the run ends cleanly, the stop is in the session", async () => {
+  it("max tool calls: the call past the budget is denied and the run stops at once, the stop is in the session", async () => {
     const h = await guarded({ perRun: { maxToolCalls: 2 } }, [call("a"), call("b"), call("c"), "done"]);
     const outcome = await h.prompt("go");
-    expect(outcome.status).toBe("completed");
+    expect(outcome).toMatchObject({
+      status: "aborted",
+      reason: "run budget exhausted: 2 of max 2 tool calls used (perRun.maxToolCalls)",
+    });
+    // No request after the stop: the model is not asked again.
+    expect(h.requests).toHaveLength(3);
     expect(executed).toEqual(["a", "b"]);
     expect(h.decisions().map((d) => [d.decision, d.by])).toEqual([
       ["allow", "harness:default"],
@@ -53,7 +55,7 @@ describe("run budgets", () => {
       ["deny", "guard:max-tool-calls"],
     ]);
     expect(h.decisions()[2]?.reason).toContain("run budget exhausted: 2 of max 2 tool calls used");
-    expect(lastToolResultText(h, 3)).toContain("give your final answer now");
+    expect(JSON.stringify(h.messages().at(-1))).toContain("the run is stopped");
     expect(stops(h.session.entries())).toEqual([
       expect.objectContaining({
         scope: "run",
@@ -67,7 +69,7 @@ describe("run budgets", () => {
 
   it("max turns: the response that reaches the limit may not run tools", async () => {
     const h = await guarded({ perRun: { maxTurns: 2 } }, [call("a"), call("b"), "done"]);
-    expect((await h.prompt("go")).status).toBe("completed");
+    expect((await h.prompt("go")).status).toBe("aborted");
     expect(executed).toEqual(["a"]);
     expect(h.decisions().at(-1)).toMatchObject({ decision: "deny", by: "guard:max-turns" });
     expect(stops(h.session.entries())).toEqual([expect.objectContaining({ budget: "max-turns", used: 2 })]);
@@ -75,7 +77,7 @@ describe("run budgets", () => {
 
   it("max tokens: counted from the provider's usage", async () => {
     const h = await guarded({ perRun: { maxTokens: 1 } }, [call("a"), "done"]);
-    expect((await h.prompt("go")).status).toBe("completed");
+    expect((await h.prompt("go")).status).toBe("aborted");
     expect(executed).toEqual([]);
     expect(h.decisions()[0]).toMatchObject({ decision: "deny", by: "guard:max-tokens" });
     const [stop] = stops(h.session.entries()) as { used: number; reason: string }[];
@@ -94,10 +96,19 @@ describe("run budgets", () => {
       },
     });
     const h = await guarded({ perRun: { maxCost: 0.05 } }, [call("a"), call("b"), "done"], [meter]);
-    expect((await h.prompt("go")).status).toBe("completed");
+    expect((await h.prompt("go")).status).toBe("aborted");
     expect(executed).toEqual(["a"]);
     expect(h.decisions()[1]).toMatchObject({ decision: "deny", by: "guard:max-cost" });
     expect(h.decisions()[1]?.reason).toContain("0.06 of max 0.05 cost used");
+  });
+
+  it("a request about to start past a budget (a follow-up after the answer) is stopped before the model is asked", async () => {
+    const h = await guarded({ perRun: { maxTurns: 1 } }, ["first answer", "never requested"]);
+    h.harness.on("turn_end", () => h.harness.followUp("and one more thing"));
+    const outcome = await h.prompt("go");
+    expect(outcome).toMatchObject({ status: "aborted", reason: expect.stringContaining("max 1 turns") });
+    expect(h.requests).toHaveLength(1);
+    expect(stops(h.session.entries())).toEqual([expect.objectContaining({ budget: "max-turns" })]);
   });
 
   it("resets per-run budgets for the next run", async () => {

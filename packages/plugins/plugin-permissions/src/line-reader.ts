@@ -2,7 +2,8 @@
  * Reads one line at a time from a stream without owning it: the stream flows only
  * while a line is awaited and is paused again afterwards, so an idle `process.stdin`
  * never keeps the process alive. Text after the line stays buffered for the next
- * read (an answer typed ahead is not lost).
+ * read (an answer typed ahead is not lost). A line ends at `\n`, `\r\n` or a lone
+ * `\r` (what Enter sends on a terminal in raw mode).
  */
 
 export interface LineSource {
@@ -16,6 +17,8 @@ export interface LineSource {
 
 export class LineReader {
   private buffer = "";
+  /** The last line ended with `\r`: a `\n` arriving next belongs to it. */
+  private afterReturn = false;
   private ended = false;
   private waiting: (() => void) | undefined;
 
@@ -57,10 +60,19 @@ export class LineReader {
   }
 
   private take(): string | undefined {
-    const newline = this.buffer.indexOf("\n");
-    if (newline === -1) return undefined;
-    const line = this.buffer.slice(0, newline).replace(/\r$/, "");
-    this.buffer = this.buffer.slice(newline + 1);
+    if (this.afterReturn && this.buffer.startsWith("\n")) this.buffer = this.buffer.slice(1);
+    if (this.buffer !== "") this.afterReturn = false;
+    const end = this.buffer.search(/[\r\n]/);
+    if (end === -1) return undefined;
+    const line = this.buffer.slice(0, end);
+    if (this.buffer[end] === "\r") {
+      const crlf = this.buffer[end + 1] === "\n";
+      this.buffer = this.buffer.slice(end + (crlf ? 2 : 1));
+      // A `\r` at the end of what arrived so far: its `\n` may still be on the way.
+      this.afterReturn = !crlf && this.buffer === "";
+    } else {
+      this.buffer = this.buffer.slice(end + 1);
+    }
     return line;
   }
 

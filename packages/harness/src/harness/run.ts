@@ -1,0 +1,265 @@
+/**
+ * One run of the harness (spec "One run"): `beforeRun`, the loop wired to the
+ * harness (snapshots, dispatch, tool decisions and execution, stop and retry
+ * decisions), and the run's outcome. The harness hands it a `RunPort`; this
+ * module never touches the harness object itself.
+ *
+ * Invariants: every turn runs from a snapshot built from the session plus the
+ * live config at turn start (the system prompt resolved once per turn: the
+ * first turn reuses the prompt `beforeRun` saw); a message is persisted before
+ * any listener sees its `message_end`; pending writes flush at the save point
+ * after the `turn_end` listeners; tool code runs through the plugin driver and
+ * its start and end are journaled around it.
+ */
+import type { ToolCall } from "@mariozechner/pi-ai";
+import { estimateFixedTokens } from "../compaction/token-estimate.js";
+import { HarnessError, isHarnessError } from "../errors.js";
+import type { HarnessEvent, RunOutcome } from "../events/event-types.js";
+import type { PluginDriver } from "../hooks/plugin-driver.js";
+import { runAgentLoop } from "../loop/agent-loop.js";
+import type { AgentLoopConfig, StreamFunction } from "../loop/loop-types.js";
+import type { RetryPolicy } from "../loop/retry.js";
+import type { AgentMessage } from "../session/entries.js";
+import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
+import { compactAfterOverflow, compactBeforeRequest, type OperationHost } from "./compaction-run.js";
+import type { HookCalls } from "./hook-calls.js";
+import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
+import { toUserMessage } from "./message-queues.js";
+import type { QueueLedger } from "./queue-ledger.js";
+import type { SessionWriter } from "./session-writer.js";
+import { decideToolCall } from "./tool-decisions.js";
+import type { TurnSnapshot } from "./turn-snapshot.js";
+
+export interface ActiveRun {
+  runId: string;
+  controller: AbortController;
+  turnId: string | undefined;
+  snapshot: TurnSnapshot | undefined;
+  /** Set when `beforeRun` rewrote the system prompt: it holds for the whole run. */
+  systemPromptOverride: string | undefined;
+  /** The prompt `beforeRun` saw: the first turn's snapshot uses it instead of resolving again. */
+  resolvedPrompt: string | undefined;
+  /** An overflow compaction happened since the last successful assistant message (at most one per turn). */
+  overflowCompacted: boolean;
+}
+
+/** What a run needs of its harness. */
+export interface RunPort {
+  readonly calls: HookCalls;
+  readonly config: LiveConfig;
+  readonly ledger: QueueLedger;
+  readonly writer: SessionWriter;
+  readonly driver: PluginDriver;
+  readonly operations: OperationHost;
+  streamFn(): StreamFunction | undefined;
+  retryPolicy(): RetryPolicy | undefined;
+  maxStopContinuations(): number;
+  /** Delivers an event to listeners (in order); resolves when they all ran. */
+  emit(event: HarnessEvent): Promise<void>;
+}
+
+export async function executeRun(port: RunPort, run: ActiveRun, prompt: AgentMessage): Promise<RunOutcome> {
+  const { config, ledger, writer, calls } = port;
+  writer.recordConfigDrift({
+    model: config.model,
+    thinkingLevel: config.thinkingLevel,
+    activeToolNames: config.activeToolNames ?? config.tools.map((tool) => tool.name),
+  });
+  const signal = run.controller.signal;
+  const nextTurn = ledger.take("nextTurn");
+  let start: { systemPrompt: string; messages: AgentMessage[]; block?: { reason: string } };
+  let systemPrompt: string;
+  try {
+    systemPrompt = await resolveSystemPrompt(config);
+    const messages = [...nextTurn.map((item) => item.message), prompt];
+    start = await calls.waterfall("beforeRun", { systemPrompt, messages }, signal);
+  } catch (error) {
+    ledger.putBack("nextTurn", nextTurn);
+    // A beforeRun tap still waiting when the run was aborted: the run is aborted, not failed.
+    if (signal.aborted && isHarnessError(error, "aborted")) {
+      return { runId: run.runId, status: "aborted", reason: error.message, messages: [] };
+    }
+    throw error;
+  }
+  if (start.block) {
+    ledger.putBack("nextTurn", nextTurn);
+    return { runId: run.runId, status: "blocked", reason: start.block.reason, messages: [] };
+  }
+  // Queued messages a tap replaced or dropped were consumed by it: the run's first
+  // persisted message records their ids, in the same line.
+  const injected = new Set(start.messages);
+  ledger.consumed(nextTurn.filter((item) => !injected.has(item.message)));
+  if (start.systemPrompt !== systemPrompt) run.systemPromptOverride = start.systemPrompt;
+  else run.resolvedPrompt = systemPrompt;
+
+  const result = await runAgentLoop(start.messages, loopConfig(port, run));
+  if (result.status === "error" && result.error instanceof HarnessError) throw result.error;
+  const outcome: RunOutcome = { runId: run.runId, status: result.status, messages: result.messages };
+  if (result.error !== undefined)
+    outcome.reason = result.error instanceof Error ? result.error.message : String(result.error);
+  else if (result.status === "aborted" && signal.reason instanceof HarnessError)
+    outcome.reason = signal.reason.message; // `abort(reason)` or a plugin's `stopRun(reason)`
+  return outcome;
+}
+
+const callInfo = (call: ToolCall, tool: AnyAgentTool | undefined) => ({
+  id: call.id,
+  name: call.name,
+  args: call.arguments,
+  risk: tool?.risk,
+  tool: tool as AnyAgentTool,
+});
+
+function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
+  const { calls } = port;
+  const signal = run.controller.signal;
+  const config: AgentLoopConfig = {
+    runId: run.runId,
+    signal,
+    emit: (event) => dispatch(port, run, event),
+    prepareTurn: () => takeSnapshot(port, run),
+    retry: () => port.retryPolicy(),
+    recoverTurn: async (message, turn) => {
+      if (run.overflowCompacted) return false;
+      const compacted = await compactAfterOverflow(port.operations, message, {
+        model: turn.model,
+        signal,
+        runId: run.runId,
+        fixedTokens: () => estimateFixedTokens(turn.systemPrompt, turn.tools),
+      });
+      if (compacted) run.overflowCompacted = true;
+      return compacted;
+    },
+    takeSteering: () => port.ledger.take("steer").map((item) => item.message),
+    takeFollowUp: () => port.ledger.take("followUp").map((item) => item.message),
+    planToolCall: (call, tool, args, turn) =>
+      decideToolCall(
+        {
+          hooks: calls.hooks,
+          defaultVerdict: () => port.config.defaultToolVerdict,
+          contextFor: (info) => calls.toolContext(signal, info),
+          emit: (event) => dispatch(port, run, event),
+          place: { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" },
+        },
+        call,
+        tool,
+        args,
+      ),
+    executeTool: (tool, args, context) => executeTool(port, run, tool, args, context),
+    beforeStop: async (last, continuations) => {
+      if (continuations >= port.maxStopContinuations()) return undefined;
+      const answer = await calls.bail("beforeStop", { lastMessage: last, continuations }, signal);
+      if (answer?.decision !== "continue") return undefined;
+      return [toUserMessage(answer.message)];
+    },
+  };
+  const streamFn = port.streamFn();
+  if (streamFn) config.streamFn = streamFn;
+  // A hook nobody tapped costs nothing per turn: its loop callback is left out.
+  if (calls.tapped("beforeRequest")) {
+    config.beforeRequest = (_turn, request) => calls.waterfall("beforeRequest", request, signal);
+  }
+  if (calls.tapped("providerPayload")) {
+    config.onPayload = (payload) => calls.waterfall("providerPayload", payload, signal);
+  }
+  if (calls.tapped("toolResult")) {
+    config.finalizeToolResult = (call, tool, result) =>
+      calls.waterfall("toolResult", result, signal, callInfo(call, tool));
+  }
+  if (calls.tapped("toolUpdate")) {
+    config.finalizeToolUpdate = (call, tool, partial) =>
+      calls.waterfall("toolUpdate", partial, signal, callInfo(call, tool));
+  }
+  if (calls.tapped("beforeRetry")) {
+    config.beforeRetry = (request) => calls.bail("beforeRetry", request, signal);
+  }
+  return config;
+}
+
+/** Persist before broadcast; flush pending writes at the save point after `turn_end` listeners. */
+async function dispatch(port: RunPort, run: ActiveRun, event: HarnessEvent): Promise<void> {
+  const { writer } = port;
+  if (event.type === "message_end") {
+    const { message } = event;
+    const queueIds = port.ledger.persisting(message);
+    writer.session.appendMessage(message, queueIds === undefined ? {} : { queueIds });
+    if (message.role === "assistant" && message.stopReason !== "error") {
+      run.overflowCompacted = false; // the turn got through: a later overflow may compact again
+    }
+  } else if (event.type === "turn_start") {
+    run.turnId = event.turnId;
+    writer.journal({ event: "turn_start", runId: event.runId, turnId: event.turnId });
+  } else if (event.type === "turn_end") {
+    writer.journal({ event: "turn_end", runId: event.runId, turnId: event.turnId });
+  }
+  await port.emit(event);
+  if (event.type === "turn_end") {
+    run.snapshot = undefined;
+    await writer.savePoint();
+  }
+}
+
+async function takeSnapshot(port: RunPort, run: ActiveRun): Promise<TurnSnapshot> {
+  const { config, writer } = port;
+  const model = config.model;
+  const tools = activeTools(config);
+  // Resolved once per turn; the first turn reuses what `beforeRun` saw.
+  const systemPrompt = run.systemPromptOverride ?? run.resolvedPrompt ?? (await resolveSystemPrompt(config));
+  run.resolvedPrompt = undefined;
+  const session = writer.session;
+  let context = session.buildContext();
+  // Auto-compaction, threshold path: the compaction entry is the harness's own structural
+  // write at a turn boundary (before this turn's request), appended directly, not pending.
+  const compacted = await compactBeforeRequest(port.operations, context, {
+    model,
+    signal: run.controller.signal,
+    runId: run.runId,
+    fixedTokens: () => estimateFixedTokens(systemPrompt, tools),
+  });
+  if (compacted) context = session.buildContext();
+  const snapshot: TurnSnapshot = {
+    runId: run.runId,
+    turnId: run.turnId ?? "",
+    model,
+    systemPrompt,
+    messages: context.messages,
+    tools,
+    allTools: config.tools,
+    activeToolNames: tools.map((tool) => tool.name),
+    thinkingLevel: config.thinkingLevel,
+    requestOptions: { ...config.requestOptions },
+    resources: config.resources,
+    sessionId: session.id,
+    cwd: config.cwd,
+  };
+  run.snapshot = snapshot;
+  return snapshot;
+}
+
+async function executeTool(
+  port: RunPort,
+  run: ActiveRun,
+  tool: AnyAgentTool,
+  args: Record<string, unknown>,
+  context: ToolExecutionContext,
+): Promise<ToolResult> {
+  const site = { runId: run.runId, toolCallId: context.toolCallId, toolName: tool.name };
+  // Journaled before the tool can have any effect: recovery then knows it may have run.
+  port.writer.journal({ event: "tool_start", ...site });
+  let result: ToolResult;
+  try {
+    result = await port.driver.run(
+      { plugin: tool.owner ?? `tool:${tool.name}`, hook: "execute", toolCallId: context.toolCallId },
+      () => tool.execute(args, context),
+    );
+  } catch (error) {
+    // A tool failure is a result the model can read, in the tool's own words.
+    const cause = error instanceof HarnessError && error.cause !== undefined ? error.cause : error;
+    result = {
+      content: [{ type: "text" as const, text: cause instanceof Error ? cause.message : String(cause) }],
+      isError: true,
+    };
+  }
+  port.writer.journalQuietly({ event: "tool_end", ...site, isError: result?.isError === true });
+  return result;
+}

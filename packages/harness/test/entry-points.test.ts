@@ -1,0 +1,31 @@
+/**
+ * The runtime values of @rein/harness, pinned: every addition to (or removal
+ * from) the public API is a deliberate change to this list and to the README.
+ */
+import { describe, expect, it } from "vitest";
+import * as harness from "../src/index.js";
+
+describe("entry points", () => {
+  it("@rein/harness exports exactly these runtime values", () => {
+    expect(Object.keys(harness).sort()).toEqual([
+      "AgentHarness",
+      "HOOK_NAMES",
+      "HarnessError",
+      "HarnessErrorCode",
+      "JsonlStorage",
+      "MemoryStorage",
+      "Session",
+      "SessionStore",
+      "Stage",
+      "TOOL_NAME_PATTERN",
+      "TOOL_RISKS",
+      "Type",
+      "createSessionHeader",
+      "decideToolCall",
+      "describeError",
+      "isHarnessError",
+      "runAgentLoop",
+      "textResult",
+    ]);
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * The runtime values of @rein/sdk and @rein/sdk/testing, pinned: every addition
+ * to (or removal from) the public API is a deliberate change to these lists.
+ */
+import { describe, expect, it } from "vitest";
+import * as sdk from "../src/index.js";
+import * as testing from "../src/testing/index.js";
+
+describe("entry points", () => {
+  it("@rein/sdk exports exactly these runtime values", () => {
+    expect(Object.keys(sdk).sort()).toEqual([
+      "HarnessError",
+      "SdkError",
+      "SdkErrorCode",
+      "Stage",
+      "TOOL_NAME_PATTERN",
+      "TOOL_RISKS",
+      "Type",
+      "argsHash",
+      "canonicalJson",
+      "cleanupFailures",
+      "createScriptedModel",
+      "defineConfig",
+      "definePlugin",
+      "defineTool",
+      "duplicatePlugin",
+      "duplicateTool",
+      "evaluateToolCall",
+      "invalidOptions",
+      "invalidPlugin",
+      "invalidTool",
+      "isAgentToolLike",
+      "isHarnessError",
+      "isReinPlugin",
+      "isSdkError",
+      "loadPlugins",
+      "pluginCleanupFailed",
+      "pluginDisposed",
+      "pluginSetupFailed",
+      "resolvePluginOptions",
+      "stderrSink",
+      "textResult",
+      "toAssistantMessage",
+      "unsupported",
+    ]);
+  });
+
+  it("@rein/sdk/testing exports exactly these runtime values", () => {
+    expect(Object.keys(testing).sort()).toEqual([
+      "checkToolCall",
+      "createScriptedModel",
+      "createTestHarness",
+      "startOpenAICompatibleServer",
+    ]);
+  });
+});
