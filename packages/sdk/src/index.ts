@@ -115,4 +115,5 @@ export {
   type ScriptToolCall,
   toAssistantMessage,
 } from "./scripted-model.js";
+export type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./shell/facts.js";
 export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";
