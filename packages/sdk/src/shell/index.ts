@@ -13,6 +13,7 @@ import { ShellAnalysis } from "./analyze.js";
 import type { ShellCommandFacts } from "./facts.js";
 import { loadBashParser } from "./parser.js";
 
+export { normaliseGit } from "./wrappers.js";
 export type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
 
 /** Longest command line analysed; longer ones are `unknown` as a whole. */
