@@ -13,8 +13,8 @@ import { ShellAnalysis } from "./analyze.js";
 import type { ShellCommandFacts } from "./facts.js";
 import { loadBashParser } from "./parser.js";
 
-export { normaliseGit } from "./wrappers.js";
 export type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
+export { normaliseGit } from "./wrappers.js";
 
 /** Longest command line analysed; longer ones are `unknown` as a whole. */
 export const MAX_SHELL_SOURCE = 256 * 1024;
