@@ -146,8 +146,9 @@ export function allowCandidates(command: SimpleCommandFacts): string[] {
     [...command.assignments.map(shown), ...words.map(shown), ...tail].join(" ");
   const candidates = new Set<string>();
   if (command.direct) candidates.add(text(withRunTime(command.argv, command, true)));
-  const sameAsArgv = command.original.length === command.argv.length && command.wrappers.length === 0;
-  candidates.add(text(sameAsArgv ? withRunTime(command.argv, command, true) : command.original));
+  // The words as written (wrappers and paths included); run-time words stay run-time when they line up with argv.
+  const aligned = command.original.length === command.argv.length && command.wrappers.length === 0;
+  candidates.add(text(aligned ? withRunTime(command.original, command, true) : command.original));
   return [...candidates];
 }
 

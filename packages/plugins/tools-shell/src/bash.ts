@@ -120,6 +120,10 @@ export function createBashTool(options: BashToolOptions = {}) {
     ].join(" "),
     parameters,
     risk: "exec",
+    // The parsed command every gate decides on (security invariant 1); the parser loads on first use.
+    inspect: async (args) => ({
+      command: await (await import("@rein/sdk/shell")).analyzeShell(args.command),
+    }),
     execute: (args, ctx) => runBash(args, ctx, settings, limits),
   });
 }
