@@ -92,7 +92,9 @@ export const ATTACKS: Row[] = [
   ["git global options", "git --git-dir=.git --work-tree=. push", "push", "deny", "policy:no-push"],
   ["brace expansion", "{rm,-rf,x}", "echo", "ask", DENY_RM],
   ["brace expansion", "git {push,origin}", "push", "ask", "policy:no-push"],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
   ["${IFS}", "rm${IFS}-rf${IFS}x", "echo", "ask", DENY_RM],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
   ["${IFS}", "echo hi;git${IFS}push", "push", "ask", "policy:no-push"],
   ["variable in command position", "$X -rf x", "echo", "ask", DENY_RM],
   ["variable in command position", "$(echo rm) -rf x", "echo", "ask", DENY_RM],
