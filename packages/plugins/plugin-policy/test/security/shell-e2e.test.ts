@@ -39,6 +39,7 @@ const RIDE_ALONG = [
   "echo hi; find . -maxdepth 0 -exec touch pwned \\;",
   "echo hi; /usr/bin/touch pwned",
   "echo hi; {touch,pwned}",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
   "echo hi; touch${IFS}pwned",
   "T=touch; echo hi; $T pwned",
   "echo hi; bash <<< 'touch pwned'",
