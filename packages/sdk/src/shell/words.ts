@@ -46,6 +46,8 @@ function part(node: Node, acc: Acc): void {
     case "word":
     case "number":
     case "variable_name":
+      // bash never puts an unescaped blank or operator inside a word: if the grammar did, the two disagree.
+      if (/(?:^|[^\\])(?:\\\\)*[\s;|&()<>]/.test(node.text)) acc.kinds.add("misparse");
       unquoted(node.text, acc);
       return;
     case "raw_string":
@@ -108,6 +110,7 @@ export const RUNS_HIDDEN_CODE: Readonly<Record<string, string>> = {
   subscript: "array subscript on variables (a variable's value can run commands)",
   indirect: "indirect expansion of a variable named by another (can evaluate a subscript that runs commands)",
   prompt: "prompt expansion with @P (can run command substitutions)",
+  misparse: "the parser read a word where bash would not (unescaped blank or operator inside it)",
 };
 
 /** Arithmetic text that names a variable (not only numbers, operators and `$#`, `$?`...). */
