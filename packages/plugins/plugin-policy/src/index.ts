@@ -10,7 +10,7 @@
  */
 import path from "node:path";
 import { definePlugin, SdkError, type Static, type ToolCallFacts, Type } from "@rein/sdk";
-import { analyzeShell, type ShellCommandFacts } from "@rein/sdk/shell";
+import type { ShellCommandFacts } from "@rein/sdk/shell";
 import { parseSpec } from "./grammar.js";
 import {
   type CallLike,
@@ -114,7 +114,13 @@ export async function shellFactsOf(
   const command = call.args.command;
   const supplied = call.facts?.command;
   if (supplied && supplied.source === command) return supplied;
+  const { analyzeShell } = await loadShellModule();
   return analyzeShell(typeof command === "string" ? command : "");
+}
+
+/** The shell analysis is imported on first need: a policy without shell rules never loads it. */
+function loadShellModule(): Promise<typeof import("@rein/sdk/shell")> {
+  return import("@rein/sdk/shell");
 }
 
 /**
@@ -183,6 +189,13 @@ export default definePlugin({
     const rules = await compilePolicy(options, where(rein.config.cwd), rein.plugin.name);
     const kinds: ToolKinds = { pathTools: options.pathTools, shellTools: options.shellTools };
     if (rules.length === 0) return;
+    // Shell rules need the parser (WASM, ~0.1-0.2 s to compile): start loading it now, in the
+    // background, so the first shell call rarely waits. A failed load is retried by that call.
+    if (options.shellTools.some((tool) => rules.some((rule) => rule.appliesTo(tool)))) {
+      loadShellModule()
+        .then((shell) => shell.loadShellParser())
+        .catch(() => undefined);
+    }
     rein.hooks.toolGate.tapPromise(PLUGIN_NAME, async (call, context) => {
       if (kindOf(call.name, kinds) !== "shell" || !rules.some((rule) => rule.appliesTo(call.name))) {
         return evaluateRules(rules, call, kinds, where(context.config.cwd));

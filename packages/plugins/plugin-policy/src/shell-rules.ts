@@ -13,7 +13,7 @@
  * - with unknown parts and any deny or ask rule for the tool, the verdict is `ask`
  *   naming the rule no one can prove the command misses, and what was not understood.
  */
-import { normaliseGit, type ShellCommandFacts, type SimpleCommandFacts } from "@rein/sdk/shell";
+import type { ShellCommandFacts, SimpleCommandFacts } from "@rein/sdk/shell";
 import { type CompiledRule, commandMatcher, type PolicyVerdict } from "./rules.js";
 
 /** Stands for a word decided at run time: only a `*` of a pattern matches it. */
@@ -173,7 +173,11 @@ export function runTimePrefixes(command: SimpleCommandFacts): string[] {
     command.expanded.length > 0 ? Math.min(...command.expanded) : command.openArgs ? command.argv.length : -1;
   if (first <= 0) return [];
   const known = command.argv.slice(0, first);
-  return [...new Set([`${known.join(" ")} `, `${normaliseGit(known).join(" ")} `])];
+  // git's global options are dropped in `normalized`; it runs up to the first run-time word too.
+  const runTime = new Set(command.expanded.map((i) => command.argv[i]));
+  const stop = command.normalized.findIndex((word) => runTime.has(word));
+  const normal = command.normalized.slice(0, stop < 0 ? command.normalized.length : stop);
+  return [...new Set([`${known.join(" ")} `, `${normal.join(" ")} `])];
 }
 
 type Hit = { rule: CompiledRule; command: SimpleCommandFacts; certain: boolean };

@@ -92,7 +92,11 @@ const CONTEXTS: ((c: string) => string)[] = [
   (c) => `x=\`${c.replace(/[\\`$]/g, (m) => `\\${m}`)}\``,
 ];
 
-const SPACING: ((c: string) => string)[] = [(c) => c, (c) => c.replace(/ /g, "\t"), (c) => c.replace(/ /g, "  ")];
+const SPACING: ((c: string) => string)[] = [
+  (c) => c,
+  (c) => c.replace(/ /g, "\t"),
+  (c) => c.replace(/ /g, "  "),
+];
 
 interface Generated {
   command: string;
@@ -165,20 +169,28 @@ describe("generated shell mutations (security invariant 1)", () => {
       // Only the wrappers that change what runs (sudo, env -i A=1) or write files keep an allow back.
       if (verdict?.decision === "allow") allowed++;
     }
-    console.info(`shell fuzz: ${harmless.length} harmless commands, ${understood} fully understood, ${allowed} allowed`);
+    console.info(
+      `shell fuzz: ${harmless.length} harmless commands, ${understood} fully understood, ${allowed} allowed`,
+    );
     expect(understood).toBeGreaterThan(harmless.length / 2);
     expect(allowed).toBeGreaterThan(understood / 2);
   }, 300_000);
 
   it("the attacks are real: a sample run in plain bash creates the marker", () => {
     const sample = generate([["touch", "pwned"]]).filter((_, i) => i % 23 === 0 && true);
-    const runnable = sample.filter(({ command }) => !command.includes("sudo") && !command.includes("/usr/bin/touch\\"));
+    const runnable = sample.filter(
+      ({ command }) => !command.includes("sudo") && !command.includes("/usr/bin/touch\\"),
+    );
     let created = 0;
     for (const { command } of runnable) {
       const dir = realpathSync(mkdtempSync(join(tmpdir(), "rein-fuzz-")));
       try {
         try {
-          execFileSync("/bin/bash", ["-c", `${command}\nwait`], { cwd: dir, stdio: "ignore", timeout: 10_000 });
+          execFileSync("/bin/bash", ["-c", `${command}\nwait`], {
+            cwd: dir,
+            stdio: "ignore",
+            timeout: 10_000,
+          });
         } catch {
           // A failing exit status is fine; the marker tells whether the payload ran.
         }
@@ -187,7 +199,9 @@ describe("generated shell mutations (security invariant 1)", () => {
         rmSync(dir, { recursive: true, force: true });
       }
     }
-    console.info(`shell fuzz: ${created} of ${runnable.length} sampled attacks created the marker in plain bash`);
+    console.info(
+      `shell fuzz: ${created} of ${runnable.length} sampled attacks created the marker in plain bash`,
+    );
     expect(created).toBeGreaterThan(runnable.length * 0.8);
   }, 300_000);
 });
