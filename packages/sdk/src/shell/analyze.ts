@@ -19,6 +19,7 @@ import {
   namesVariable,
   RUNS_HIDDEN_CODE,
   wordValue as resolveWord,
+  sourceOf,
   type WordValue,
 } from "./words.js";
 
@@ -262,7 +263,7 @@ export class ShellAnalysis {
     const redirections = [...scope.redirections];
     const words: WordValue[] = [];
     let previousEnd = -1;
-    const source = node.tree.rootNode.text;
+    const source = sourceOf(node);
     for (const child of node.namedChildren) {
       if (!child) continue;
       if (child.type === "variable_assignment") assignments.push(this.assignment(child, scope));

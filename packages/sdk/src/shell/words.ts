@@ -30,6 +30,18 @@ interface Acc {
 
 const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
 
+const sources = new WeakMap<object, string>();
+
+/** The whole text a node was parsed from (cached per tree: `rootNode.text` is costly). */
+export function sourceOf(node: Node): string {
+  let source = sources.get(node.tree);
+  if (source === undefined) {
+    source = node.tree.rootNode.text;
+    sources.set(node.tree, source);
+  }
+  return source;
+}
+
 export function wordValue(node: Node): WordValue {
   const acc: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [] };
   part(node, acc);
@@ -132,7 +144,7 @@ function sequence(
   acc: Acc,
   gap: (text: string, acc: Acc) => void,
 ): void {
-  const source = node.tree.rootNode.text;
+  const source = sourceOf(node);
   let at = start;
   for (const child of node.children) {
     if (!child || child.endIndex <= start || child.startIndex >= end) continue;
@@ -145,7 +157,7 @@ function sequence(
 }
 
 function doubleQuoted(node: Node, start: number, end: number, acc: Acc): void {
-  const source = node.tree.rootNode.text;
+  const source = sourceOf(node);
   let at = start;
   for (const child of node.children) {
     if (!child?.isNamed || child.endIndex <= start || child.startIndex >= end) continue;
