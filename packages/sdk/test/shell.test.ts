@@ -26,6 +26,23 @@ describe("the entry", () => {
   });
 });
 
+it("gives what the README's example says", async () => {
+  const facts = await analyzeShell("cd app && sudo -u ci env A=1 /usr/bin/git -C . push");
+  expect(facts.commands[1]).toEqual({
+    argv: ["git", "-C", ".", "push"],
+    normalized: ["git", "push"],
+    wrappers: ["sudo", "env"],
+    assignments: ["A=1"],
+    redirections: [],
+    direct: false,
+    expanded: [],
+    openArgs: false,
+    original: ["sudo", "-u", "ci", "env", "A=1", "/usr/bin/git", "-C", ".", "push"],
+    context: ["list"],
+  });
+  expect(facts.unknown).toEqual([]);
+});
+
 describe("quote removal as bash does it", () => {
   it.each([
     ["$'\\x67it' push", ["git", "push"]],
