@@ -11,7 +11,7 @@
  */
 import { ShellAnalysis } from "./analyze.js";
 import type { ShellCommandFacts } from "./facts.js";
-import { loadBashParser } from "./parser.js";
+import { loadBashParser, WARM_UP } from "./parser.js";
 
 export type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
 export { normaliseGit } from "./wrappers.js";
@@ -19,9 +19,17 @@ export { normaliseGit } from "./wrappers.js";
 /** Longest command line analysed; longer ones are `unknown` as a whole. */
 export const MAX_SHELL_SOURCE = 256 * 1024;
 
-/** Loads the bash grammar now (it loads on first use otherwise). */
-export async function loadShellParser(): Promise<void> {
-  await loadBashParser();
+let warmed: Promise<void> | undefined;
+
+/** Loads the bash grammar now and warms the analysis up (it loads on first use otherwise). */
+export function loadShellParser(): Promise<void> {
+  warmed ??= loadBashParser().then((parser) => {
+    new ShellAnalysis(parser).run(WARM_UP);
+  });
+  warmed.catch(() => {
+    warmed = undefined;
+  });
+  return warmed;
 }
 
 /** The simple commands of a bash command line, and what could not be understood. */
