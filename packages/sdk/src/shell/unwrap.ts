@@ -13,6 +13,8 @@ import {
   ENV_OPTIONS,
   INTERPRETERS,
   normaliseGit,
+  OPAQUE_RUNNERS,
+  PACKAGE_RUNNERS,
   PREFIX_WRAPPERS,
   SHELLS,
   shellCommandString,
@@ -84,6 +86,24 @@ export class Unwrapper {
       });
       emit(from);
     };
+    if (OPAQUE_RUNNERS.has(name)) {
+      fail(`${name} runs its arguments as a command, which is not unwrapped`);
+      return;
+    }
+    const runs = PACKAGE_RUNNERS[name];
+    const sub = words[from + 1];
+    if (runs && sub && !sub.expanded && runs.includes(sub.value)) {
+      const next = words[from + 2]?.value === "--" ? from + 3 : from + 2;
+      const first = words[next];
+      if (!first || first.expanded || first.value.startsWith("-")) {
+        fail(`${name} ${sub.value} with options or a command decided at run time`);
+        return;
+      }
+      acc.wrappers.push(`${name} ${sub.value}`);
+      acc.direct = false;
+      this.unwrap(words, next, acc, scope);
+      return;
+    }
     const wrapper = PREFIX_WRAPPERS[name];
     if (wrapper && !(name === "command" && words.slice(from + 1).some((w) => /^-[pvV]*[vV]/.test(w.value)))) {
       const parsed = skipOptions(words, from + 1, wrapper);

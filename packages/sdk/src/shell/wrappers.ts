@@ -100,7 +100,80 @@ export const PREFIX_WRAPPERS: Readonly<Record<string, OptionSpec & { direct: boo
     direct: false,
   },
   doas: { flags: "n", withArg: "uC", refuse: { "-s": "doas -s runs a shell" }, direct: false },
+  setsid: { flags: "cfw", withArg: "", direct: true },
+  ionice: { flags: "t", withArg: "cnpP", direct: true },
+  unbuffer: { flags: "p", withArg: "", direct: true },
+  // busybox runs its applet of that name: `busybox rm x` is rm.
+  busybox: { flags: "", withArg: "", direct: false },
+  // Package runners: the command runs with the package's bin folders first on PATH.
+  npx: {
+    flags: "y",
+    withArg: "",
+    long: ["--yes", "--no"],
+    refuse: { "-c": "npx -c runs a shell string" },
+    direct: false,
+  },
+  bunx: { flags: "", withArg: "", direct: false },
+  uvx: { flags: "", withArg: "", direct: false },
 };
+
+/** Package managers whose `exec` / `run` / `dlx` subcommand runs the rest as a command (PATH changed). */
+export const PACKAGE_RUNNERS: Readonly<Record<string, readonly string[]>> = {
+  npm: ["exec", "x"],
+  pnpm: ["exec", "dlx"],
+  yarn: ["exec", "dlx"],
+  bun: ["x"],
+  uv: ["run"],
+  poetry: ["run"],
+  pipx: ["run"],
+  pdm: ["run"],
+  hatch: ["run"],
+  rye: ["run"],
+  bundle: ["exec"],
+  direnv: ["exec"],
+};
+
+/** Commands that run their arguments as a command (or a shell string) and are not unwrapped here: unknown. */
+export const OPAQUE_RUNNERS = new Set([
+  "taskset",
+  "chrt",
+  "strace",
+  "ltrace",
+  "gdb",
+  "valgrind",
+  "perf",
+  "watch",
+  "script",
+  "su",
+  "runuser",
+  "pkexec",
+  "sg",
+  "flock",
+  "chroot",
+  "unshare",
+  "nsenter",
+  "firejail",
+  "bwrap",
+  "systemd-run",
+  "ssh",
+  "parallel",
+  "tmux",
+  "screen",
+  "at",
+  "batch",
+  "xterm",
+  "expect",
+  "proxychains",
+  "proxychains4",
+  "torsocks",
+  "cross-env",
+  "env-cmd",
+  "dotenv",
+  "concurrently",
+  "npm-run-all",
+  "nodemon",
+  "entr",
+]);
 
 export const ENV_OPTIONS: OptionSpec = {
   flags: "i0v",
@@ -131,7 +204,7 @@ export const XARGS_OPTIONS: OptionSpec = {
   refuse: { "-i": "xargs -i: give the replacement as -I", "-l": "xargs -l: give the count as -L" },
 };
 
-export const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"]);
+export const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish"]);
 export const INTERPRETERS = new Set([
   "python",
   "python2",
