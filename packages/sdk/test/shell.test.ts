@@ -63,24 +63,24 @@ describe("every simple command anywhere", () => {
   it.each([
     ["a && b || c; d | e & f", ["a", "b", "c", "d", "e", "f"]],
     ["(a; { b; })", ["a", "b"]],
-    ['echo $(a) `b` "$(c)"', ["a", "b", "c", "echo"]],
+    ['echo $(a) `b` "$(c)"', ["echo", "a", "b", "c"]],
     ["f() { a; }", ["a"]],
     ["for i in 1; do a; done; while b; do c; done", ["a", "b", "c"]],
     ["case x in y) a;; *) b;; esac", ["a", "b"]],
     ["if a; then b; elif c; then d; else e; fi", ["a", "b", "c", "d", "e"]],
     ["echo hi # comment; rm x\nb", ["echo", "b"]],
-    ["X=$(a)", ["a", undefined]],
-    ["cat <<EOF\n$(a)\nEOF", ["a", "cat"]],
-    ["echo `echo \\`a\\``", ["a", "echo", "echo"]],
+    ["X=$(a)", [undefined, "a"]],
+    ["cat <<EOF\n$(a)\nEOF", ["cat", "a"]],
+    ["echo `echo \\`a\\``", ["echo", "echo", "a"]],
   ])("%j", async (source, names) => {
     expect((await argvs(source)).map((argv) => argv[0])).toEqual(names);
   });
 
-  it("records where each command sits", async () => {
+  it("records where each command sits, in source order", async () => {
     const facts = await analyzeShell("f() { (echo $(a) | b); }");
     expect(facts.commands.map((c) => [c.argv[0], c.context])).toEqual([
-      ["a", ["function", "group", "subshell", "pipeline", "substitution"]],
       ["echo", ["function", "group", "subshell", "pipeline"]],
+      ["a", ["function", "group", "subshell", "pipeline", "substitution"]],
       ["b", ["function", "group", "subshell", "pipeline"]],
     ]);
   });

@@ -183,9 +183,9 @@ describe("shell commands", () => {
     expect(await argvs('echo "a && b" > out 2>&1')).toEqual(["echo a && b"]);
     expect(await argvs("sleep 1 & echo  done")).toEqual(["sleep 1", "echo done"]);
     expect(await argvs("echo $(git   push) `rm x`")).toEqual([
+      "echo $(git   push) `rm x`",
       "git push",
       "rm x",
-      "echo $(git   push) `rm x`",
     ]);
   });
 });

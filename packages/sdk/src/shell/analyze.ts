@@ -43,14 +43,19 @@ const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redi
 export class ShellAnalysis {
   readonly commands: SimpleCommandFacts[] = [];
   readonly unknown: ShellUnknown[] = [];
+  readonly positions = new Map<SimpleCommandFacts, number[]>();
 
   private readonly unwrapper = new Unwrapper(this);
 
   constructor(private readonly parser: Parser) {}
 
   run(source: string): ShellCommandFacts {
-    this.parseAndWalk(source, { context: [], redirections: [], piped: false, depth: 0 });
-    return { source, commands: this.commands, unknown: this.unknown };
+    this.parseAndWalk(source, { context: [], redirections: [], piped: false, depth: 0, at: [] });
+    // Nested commands were met first; report them as written (stable: same position keeps emission order).
+    const commands = [...this.commands].sort((a, b) =>
+      compareAt(this.positions.get(a) ?? [], this.positions.get(b) ?? []),
+    );
+    return { source, commands, unknown: this.unknown };
   }
 
   parseAndWalk(source: string, scope: Scope): void {
@@ -141,6 +146,7 @@ export class ShellAnalysis {
     }
     this.parseAndWalk(body.replace(/\\([`$\\])/g, "$1"), {
       ...scope,
+      at: [...scope.at, node.startIndex],
       redirections: [],
       piped: false,
       depth: scope.depth + 1,
@@ -167,7 +173,8 @@ export class ShellAnalysis {
       });
   }
 
-  private redirected(node: Node, scope: Scope): void {
+  private redirected(node: Node, outerScope: Scope): void {
+    const scope: Scope = { ...outerScope, at: [...outerScope.at, node.startIndex] };
     const redirections = [...scope.redirections];
     let body: Node | undefined;
     for (const child of node.namedChildren) {
@@ -205,7 +212,8 @@ export class ShellAnalysis {
     for (const node of nodes) this.walk(node, { ...scope, redirections: [], piped: false });
   }
 
-  private assignmentOnly(node: Node, scope: Scope): void {
+  private assignmentOnly(node: Node, outerScope: Scope): void {
+    const scope: Scope = { ...outerScope, at: [...outerScope.at, node.startIndex] };
     const assignments: string[] = [];
     const list = node.type === "variable_assignments" ? node.namedChildren : [node];
     for (const child of list) if (child) assignments.push(this.assignment(child, scope));
@@ -223,7 +231,8 @@ export class ShellAnalysis {
   }
 
   /** `declare`, `export`, `local`, `unset`, `[[ ]]`: words and assignments, no wrapping. */
-  private builtinLike(node: Node, scope: Scope): void {
+  private builtinLike(node: Node, outerScope: Scope): void {
+    const scope: Scope = { ...outerScope, at: [...outerScope.at, node.startIndex] };
     const words: WordValue[] = [];
     const assignments: string[] = [];
     if (node.type === "test_command") {
@@ -258,7 +267,8 @@ export class ShellAnalysis {
       });
   }
 
-  private simpleCommand(node: Node, scope: Scope): void {
+  private simpleCommand(node: Node, outerScope: Scope): void {
+    const scope: Scope = { ...outerScope, at: [...outerScope.at, node.startIndex] };
     const assignments: string[] = [];
     const redirections = [...scope.redirections];
     const words: WordValue[] = [];
@@ -314,4 +324,12 @@ function flattenWords(node: Node, into: WordValue[], word: (node: Node) => WordV
     } else if (/expression$/.test(child.type)) flattenWords(child, into, word);
     else into.push(word(child));
   }
+}
+
+function compareAt(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const d = (a[i] as number) - (b[i] as number);
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
 }

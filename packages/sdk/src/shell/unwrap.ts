@@ -43,12 +43,16 @@ export interface Scope {
   /** For commands of a `bash -c` / `eval` string: the outer command's words and wrappers. */
   outer?: { original: string[]; wrappers: string[]; direct: boolean } | undefined;
   depth: number;
+  /** Where the command starts: offsets in each enclosing source, outermost first (orders commands as written). */
+  at: number[];
 }
 
 /** What the unwrapper reports into: the analysis of one command line. */
 export interface AnalysisPort {
   readonly commands: SimpleCommandFacts[];
   readonly unknown: ShellUnknown[];
+  /** Each command's position (`Scope.at`), to report commands in source order. */
+  readonly positions: Map<SimpleCommandFacts, number[]>;
   parseAndWalk(source: string, scope: Scope): void;
 }
 
@@ -258,6 +262,7 @@ export class Unwrapper {
       redirections: [],
       piped: false,
       depth: scope.depth + 1,
+      at: scope.at,
       outer: {
         original: scope.outer?.original ?? words.map((w) => w.value),
         wrappers: [...(scope.outer?.wrappers ?? []), ...acc.wrappers, wrapper],
@@ -370,7 +375,7 @@ export class Unwrapper {
     const argv = words.map((w) => w.value);
     if (argv.length > 0) argv[0] = commandName(argv[0] as string);
     const expanded = words.flatMap((w, i) => (w.expanded ? [i] : []));
-    this.analysis.commands.push({
+    const command: SimpleCommandFacts = {
       argv,
       assignments: [...acc.assignments],
       redirections: [...acc.redirections],
@@ -382,7 +387,9 @@ export class Unwrapper {
       normalized: normaliseGit(argv),
       context: scope.context,
       ...extra,
-    });
+    };
+    this.analysis.commands.push(command);
+    this.analysis.positions.set(command, scope.at);
   }
 
   emitPlain(words: readonly WordValue[], assignments: string[], scope: Scope, wrappers: string[]): void {

@@ -128,7 +128,7 @@ export const ALLOWED: Row[] = [
   ["allow", 'echo "a; rm -rf x"', "echo", "allow", "policy:rules[0]"],
   ["allow", "echo hi > /dev/null 2>&1", "echo", "allow", "policy:rules[0]"],
   ["allow", "echo hi && git status", "touch", "allow", "policy:rules[0]"],
-  ["allow", "echo $(git status)", "touch", "allow", "policy:rules[1]"],
+  ["allow", "echo $(git status)", "touch", "allow", "policy:rules[0]"],
   ["allow", "ls *.ts | echo", "touch", "allow", "policy:rules[2]"],
   ["not allowed", "echo hi; rm -rf x", "echoOnly", "deny", DEFAULT],
   ["not allowed", "npm run build", "npm", "deny", DEFAULT],
