@@ -13,7 +13,7 @@
  */
 import type { Node, Parser } from "web-tree-sitter";
 import type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
-import { literalWord, MAX_NESTING, type Scope, Unwrapper } from "./unwrap.js";
+import { MAX_NESTING, type Scope, Unwrapper } from "./unwrap.js";
 import {
   collectSubstitutions,
   namesVariable,
@@ -22,6 +22,7 @@ import {
   sourceOf,
   type WordValue,
 } from "./words.js";
+import { literalWord } from "./wrappers.js";
 
 const CONTEXT: Readonly<Record<string, string>> = {
   pipeline: "pipeline",

@@ -10,12 +10,16 @@ import path from "node:path";
 import type { ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
 import type { WordValue } from "./words.js";
 import {
+  commandName,
   ENV_OPTIONS,
   INTERPRETERS,
+  literalWord,
   normaliseGit,
   OPAQUE_RUNNERS,
+  optionValue,
   PACKAGE_RUNNERS,
   PREFIX_WRAPPERS,
+  readsProgramFromStdin,
   SHELLS,
   shellCommandString,
   skipOptions,
@@ -409,45 +413,4 @@ export interface Unwrapping {
   wrappers: string[];
   direct: boolean;
   context: string[];
-}
-
-function commandName(word: string): string {
-  return word.includes("/") && !word.endsWith("/") ? path.posix.basename(word) : word;
-}
-
-export function literalWord(value: string): WordValue {
-  return { value, expanded: false, kinds: [], nested: [] };
-}
-
-function optionValue(
-  words: readonly WordValue[],
-  from: number,
-  to: number,
-  names: string[],
-): string | undefined {
-  for (let i = from; i < to; i++) {
-    const text = (words[i] as WordValue).value;
-    for (const name of names) {
-      if (text === name) return (words[i + 1] as WordValue | undefined)?.value;
-      if (text.startsWith(`${name}=`)) return text.slice(name.length + 1);
-      if (name.length === 2 && text.startsWith(name)) return text.slice(2);
-    }
-  }
-  return undefined;
-}
-
-/** An interpreter with no program argument, or `-`, whose standard input is fed: the program comes from there. */
-function readsProgramFromStdin(
-  args: readonly WordValue[],
-  redirections: readonly ShellRedirection[],
-  piped: boolean,
-): boolean {
-  const fed =
-    piped ||
-    redirections.some(
-      (r) => r.op.endsWith("<") || r.op.endsWith("<<") || r.op.endsWith("<<<") || r.op === "<<-",
-    );
-  if (!fed) return false;
-  const operands = args.filter((w) => !w.value.startsWith("-") || w.value === "-");
-  return operands.length === 0 || operands[0]?.value === "-";
 }

@@ -7,6 +7,8 @@
  * where an option or the command name could be, makes the command unknown; it is
  * never guessed past.
  */
+import path from "node:path";
+import type { ShellRedirection } from "./facts.js";
 import type { WordValue } from "./words.js";
 
 export type OptionParse = { next: number } | { unknown: string };
@@ -283,4 +285,45 @@ export function normaliseGit(argv: readonly string[]): string[] {
     else i++;
   }
   return ["git", ...argv.slice(i)];
+}
+
+export function commandName(word: string): string {
+  return word.includes("/") && !word.endsWith("/") ? path.posix.basename(word) : word;
+}
+
+export function literalWord(value: string): WordValue {
+  return { value, expanded: false, kinds: [], nested: [] };
+}
+
+export function optionValue(
+  words: readonly WordValue[],
+  from: number,
+  to: number,
+  names: string[],
+): string | undefined {
+  for (let i = from; i < to; i++) {
+    const text = (words[i] as WordValue).value;
+    for (const name of names) {
+      if (text === name) return (words[i + 1] as WordValue | undefined)?.value;
+      if (text.startsWith(`${name}=`)) return text.slice(name.length + 1);
+      if (name.length === 2 && text.startsWith(name)) return text.slice(2);
+    }
+  }
+  return undefined;
+}
+
+/** An interpreter with no program argument, or `-`, whose standard input is fed: the program comes from there. */
+export function readsProgramFromStdin(
+  args: readonly WordValue[],
+  redirections: readonly ShellRedirection[],
+  piped: boolean,
+): boolean {
+  const fed =
+    piped ||
+    redirections.some(
+      (r) => r.op.endsWith("<") || r.op.endsWith("<<") || r.op.endsWith("<<<") || r.op === "<<-",
+    );
+  if (!fed) return false;
+  const operands = args.filter((w) => !w.value.startsWith("-") || w.value === "-");
+  return operands.length === 0 || operands[0]?.value === "-";
 }
