@@ -121,10 +121,19 @@ function shown(word: string): string {
   return `'${word.replace(/'/g, "'\\''")}'`;
 }
 
+const HARMLESS_TARGETS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"]);
+
+/** Whether an allow rule covers the command: its text matches, and a file-writing redirection is written in the rule too. */
+function allowCovers(rule: CompiledRule, command: SimpleCommandFacts): boolean {
+  if (rule.pattern === undefined) return true;
+  if (writingRedirections(command).length > 0 && !rule.pattern.includes(">")) return false;
+  return allowCandidates(command).some((c) => matchers(rule).full(c));
+}
+
 /** Redirections that can change what runs later: writes to files (not `/dev/null`, not fd duplication). */
 function writingRedirections(command: SimpleCommandFacts): string[] {
   return command.redirections
-    .filter((r) => /[>]/.test(r.op) && !/^(?:&?\d*>&|\d*>&)$/.test(r.op) && r.target !== "/dev/null")
+    .filter((r) => /[>]/.test(r.op) && !HARMLESS_TARGETS.has(r.target))
     .filter((r) => !(r.op.endsWith(">&") && /^(?:\d+|-)$/.test(r.target)))
     .map((r) => `${r.op} ${r.target}`);
 }
@@ -220,8 +229,7 @@ export function shellRuleMatches(rule: CompiledRule, facts: ShellCommandFacts): 
   if (rule.decision !== "allow") return findHit(rule, commands) !== undefined;
   if (rule.pattern === undefined) return true;
   if (facts.unknown.length > 0) return false;
-  const m = matchers(rule);
-  return commands.every((command) => allowCandidates(command).some((c) => m.full(c)));
+  return commands.every((command) => allowCovers(rule, command));
 }
 
 /** The verdict of the applicable rules for a shell call; undefined when no rule has an opinion. */
@@ -280,8 +288,7 @@ function allowVerdict(
   if (facts.unknown.length > 0 || allows.length === 0) return undefined;
   const covering: CompiledRule[] = [];
   for (const command of commands) {
-    const candidates = allowCandidates(command);
-    const rule = allows.find((r) => candidates.some((c) => matchers(r).full(c)));
+    const rule = allows.find((r) => allowCovers(r, command));
     if (!rule) return undefined;
     if (!covering.includes(rule)) covering.push(rule);
   }

@@ -58,8 +58,7 @@ function part(node: Node, acc: Acc): void {
     case "word":
     case "number":
     case "variable_name":
-      // bash never puts an unescaped blank or operator inside a word: if the grammar did, the two disagree.
-      if (/(?:^|[^\\])(?:\\\\)*[\s;|&()<>]/.test(node.text)) acc.kinds.add("misparse");
+      if (misread(node.text)) acc.kinds.add("misparse");
       unquoted(node.text, acc);
       return;
     case "raw_string":
@@ -104,8 +103,22 @@ function part(node: Node, acc: Acc): void {
   }
 }
 
+/**
+ * bash never puts an unescaped blank, operator, backtick or `$(` inside a plain word: if
+ * the grammar did, it and bash disagree about what runs.
+ */
+function misread(text: string, insideExpansion = false): boolean {
+  // Inside `${...}` blanks and operators are plain text; substitutions still run.
+  const pattern = insideExpansion
+    ? /(?:^|[^\\])(?:\\\\)*(?:`|\$[({])/
+    : /(?:^|[^\\])(?:\\\\)*(?:[\s;|&()<>`]|\$[({])/;
+  return pattern.test(text);
+}
+
 function expansion(node: Node, acc: Acc): void {
   const text = node.text;
+  if (node.descendantsOfType("word").some((word) => word !== null && misread(word.text, true)))
+    acc.kinds.add("misparse");
   dynamic(node, acc, "variable");
   if (/^\$\{?IFS\b/.test(text)) acc.kinds.add("ifs");
   if (text.startsWith("${!")) acc.kinds.add("indirect");
@@ -122,7 +135,8 @@ export const RUNS_HIDDEN_CODE: Readonly<Record<string, string>> = {
   subscript: "array subscript on variables (a variable's value can run commands)",
   indirect: "indirect expansion of a variable named by another (can evaluate a subscript that runs commands)",
   prompt: "prompt expansion with @P (can run command substitutions)",
-  misparse: "the parser read a word where bash would not (unescaped blank or operator inside it)",
+  misparse:
+    "the parser read a word where bash would not (an unescaped blank, operator or substitution inside it)",
 };
 
 /** Arithmetic text that names a variable (not only numbers, operators and `$#`, `$?`...). */

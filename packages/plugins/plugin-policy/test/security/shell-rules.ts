@@ -19,6 +19,8 @@ export const RULES = {
   /** Only an allow rule: what it covers runs, anything else falls to the default. */
   echoOnly: [{ rule: "bash(echo *)", decision: "allow", reason: "printing is harmless" }],
   npm: [{ rule: "bash(npm run test *)", decision: "allow", reason: "tests are fine" }],
+  /** A rule that names the redirection it allows. */
+  log: [{ rule: "bash(echo * > *.log)", decision: "allow", reason: "logs are fine" }],
   push: [
     { rule: "bash(git status)", decision: "allow", reason: "read-only git" },
     { id: "no-push", rule: "bash(git push *)", decision: "deny", reason: "pushing publishes commits" },
