@@ -193,13 +193,16 @@ export class ShellAnalysis {
   private redirection(node: Node, scope: Scope): ShellRedirection {
     let op = "";
     let target = "";
+    let quotedDelimiter = false;
     for (const child of node.children) {
       if (!child) continue;
       if (child.type === "file_descriptor") op += child.text;
       else if (!child.isNamed) op += child.text;
-      else if (child.type === "heredoc_start") target = child.text.replace(/['"\\]/g, "");
-      else if (child.type === "heredoc_body" || child.type === "heredoc_end") {
-        if (child.type === "heredoc_body") this.nested(collected(child), scope);
+      else if (child.type === "heredoc_start") {
+        target = child.text.replace(/['"\\]/g, "");
+        quotedDelimiter = target !== child.text;
+      } else if (child.type === "heredoc_body" || child.type === "heredoc_end") {
+        if (child.type === "heredoc_body") this.heredocBody(child, quotedDelimiter, scope);
       } else {
         const value = this.word(child);
         target = value.value;
@@ -207,6 +210,21 @@ export class ShellAnalysis {
       }
     }
     return { op: op.trim(), target };
+  }
+
+  /**
+   * An unquoted here-doc body runs its substitutions. The grammar sometimes leaves a body
+   * unparsed (a leading tab): fewer substitutions found than the text holds is unknown.
+   */
+  private heredocBody(node: Node, quotedDelimiter: boolean, scope: Scope): void {
+    const found = collected(node);
+    this.nested(found, scope);
+    if (quotedDelimiter) return;
+    const text = node.text.replace(/\\[\s\S]/g, "");
+    const markers = (text.match(/\$[([]/g)?.length ?? 0) + Math.floor((text.match(/`/g)?.length ?? 0) / 2);
+    if (found.length < markers) {
+      this.unknown.push({ reason: "here-doc body with substitutions the parser did not read", text: node.text });
+    }
   }
 
   private nested(nodes: readonly Node[], scope: Scope): void {

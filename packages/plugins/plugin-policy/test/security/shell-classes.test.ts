@@ -120,6 +120,7 @@ export const ATTACKS: Row[] = [
   ["source", "source ./x.sh", "echo", "ask", DENY_RM],
   ["source", ". ./x.sh", "echo", "ask", DENY_RM],
   ["substitution in a here-doc", "cat <<EOF\n$(rm -rf x)\nEOF", "echo", "deny", DENY_RM],
+  ["substitution in a here-doc", "cat <<-EOF\n\t$(rm -rf x)\n\tEOF", "echo", "ask", DENY_RM],
   ["arithmetic running a value", "x='a[$(rm -rf y)]'; echo $((x))", "echo", "ask", DENY_RM],
   ["trap", "trap 'rm -rf x' EXIT", "echo", "deny", DENY_RM],
   ["syntax error", "echo hi; rm (", "echo", "deny", DENY_RM],

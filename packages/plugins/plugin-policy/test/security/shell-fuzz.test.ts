@@ -87,6 +87,7 @@ const CONTEXTS: ((c: string) => string)[] = [
   (c) => `echo "$(${c})"`,
   (c) => `echo \${x:-$(${c})}`,
   (c) => `cat <<EOF\n$(${c})\nEOF`,
+  (c) => `cat <<-EOF\n\t$(${c})\n\tEOF`,
   (c) => `echo hi;${c}`,
   (c) => `echo hi\n${c}`,
   (c) => `x=\`${c.replace(/[\\`$]/g, (m) => `\\${m}`)}\``,
