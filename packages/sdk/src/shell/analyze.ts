@@ -223,7 +223,10 @@ export class ShellAnalysis {
     const text = node.text.replace(/\\[\s\S]/g, "");
     const markers = (text.match(/\$[([]/g)?.length ?? 0) + Math.floor((text.match(/`/g)?.length ?? 0) / 2);
     if (found.length < markers) {
-      this.unknown.push({ reason: "here-doc body with substitutions the parser did not read", text: node.text });
+      this.unknown.push({
+        reason: "here-doc body with substitutions the parser did not read",
+        text: node.text,
+      });
     }
   }
 

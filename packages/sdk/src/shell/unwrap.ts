@@ -12,6 +12,7 @@ import type { WordValue } from "./words.js";
 import {
   commandName,
   ENV_OPTIONS,
+  evaluatedArguments,
   INTERPRETERS,
   literalWord,
   normaliseGit,
@@ -379,6 +380,8 @@ export class Unwrapper {
     const argv = words.map((w) => w.value);
     if (argv.length > 0) argv[0] = commandName(argv[0] as string);
     const expanded = words.flatMap((w, i) => (w.expanded ? [i] : []));
+    const evaluated = evaluatedArguments(argv);
+    if (evaluated) this.analysis.unknown.push({ reason: evaluated, text: argv.join(" ") });
     const command: SimpleCommandFacts = {
       argv,
       assignments: [...acc.assignments],

@@ -327,3 +327,34 @@ export function readsProgramFromStdin(
   const operands = args.filter((w) => !w.value.startsWith("-") || w.value === "-");
   return operands.length === 0 || operands[0]?.value === "-";
 }
+
+/** Builtins that take variable names, where a subscript `a[...]` is evaluated as arithmetic (and can run commands). */
+const NAME_TAKERS = new Set([
+  "printf",
+  "read",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "unset",
+  "mapfile",
+  "readarray",
+  "test",
+  "[",
+  "[[",
+  "wait",
+  "getopts",
+]);
+
+/** Why a builtin's arguments can run code bash evaluates later, or undefined. */
+export function evaluatedArguments(argv: readonly string[]): string | undefined {
+  const name = argv[0] ?? "";
+  if ((name === "mapfile" || name === "readarray") && argv.some((a) => /^-[a-zA-Z]*C/.test(a))) {
+    return `${name} -C runs a callback string`;
+  }
+  if (NAME_TAKERS.has(name) && argv.slice(1).some((a) => /\[[^\]]*[A-Za-z_$`]/.test(a))) {
+    return `${name}: an array subscript is evaluated as arithmetic (a value can run commands)`;
+  }
+  return undefined;
+}

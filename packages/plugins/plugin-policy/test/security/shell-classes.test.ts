@@ -123,6 +123,10 @@ export const ATTACKS: Row[] = [
   ["substitution in a here-doc", "cat <<-EOF\n\t$(rm -rf x)\n\tEOF", "echo", "ask", DENY_RM],
   ["arithmetic running a value", "x='a[$(rm -rf y)]'; echo $((x))", "echo", "ask", DENY_RM],
   ["trap", "trap 'rm -rf x' EXIT", "echo", "deny", DENY_RM],
+  ["array subscript evaluated later", "printf -v 'a[$(rm -rf y)]' x", "echo", "ask", DENY_RM],
+  ["array subscript evaluated later", "declare 'a[$(rm -rf y)]=1'", "echo", "ask", DENY_RM],
+  ["array subscript evaluated later", "[[ -v 'a[$(rm -rf y)]' ]]", "echo", "ask", DENY_RM],
+  ["callback string", "mapfile -C 'rm -rf y' -c 1 < /etc/hostname", "echo", "ask", DENY_RM],
   ["syntax error", "echo hi; rm (", "echo", "deny", DENY_RM],
   ["syntax error", "echo $(", "echo", "ask", DENY_RM],
 ];
