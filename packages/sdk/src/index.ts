@@ -160,5 +160,6 @@ export {
   type ScriptToolCall,
   toAssistantMessage,
 } from "./scripted-model.js";
+export type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./shell/facts.js";
 export { type TextMask, type TextMasks, textMasks } from "./text-masks.js";
 export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";

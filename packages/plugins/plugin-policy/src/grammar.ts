@@ -38,3 +38,24 @@ export function toolNameMatcher(tool: string): (name: string) => boolean {
 export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/**
+ * A command pattern: `*` matches anything (`\*` a literal star), the whole part must
+ * match, and a trailing ` *` also matches nothing (`git push *` matches `git push`).
+ */
+export function commandMatcher(pattern: string): (candidate: string) => boolean {
+  const normal = pattern.replace(/\s+/g, " ").trim();
+  const optionalTail = normal.endsWith(" *") && !normal.endsWith("\\ *");
+  const body = optionalTail ? normal.slice(0, -2) : normal;
+  let source = "";
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] as string;
+    if (c === "\\" && body[i + 1] === "*") {
+      source += "\\*";
+      i++;
+    } else if (c === "*") source += ".*";
+    else source += escapeRegExp(c);
+  }
+  const regex = new RegExp(`^${source}${optionalTail ? "(?: .*)?" : ""}$`, "s");
+  return (candidate) => regex.test(candidate);
+}

@@ -1,11 +1,11 @@
 /**
  * Compiling rules and deciding one call.
  *
- * A call is turned into *units*: one per simple command for a shell tool
- * (`git status && git push` has two), one path for a path tool, one unit holding
- * every string argument for any other tool. Each unit has candidate strings (a
- * path relative to the root and absolute; a command with and without shell
- * syntax), and a rule matches a unit when its pattern matches any candidate.
+ * A call is turned into *units*: one path for a path tool, one unit holding every
+ * string argument for any other tool. Each unit has candidate strings (a path
+ * relative to the root and absolute), and a rule matches a unit when its pattern
+ * matches any candidate. Shell tools are decided over the parsed command instead
+ * (shell-rules.ts), with the same combination rules.
  *
  * Invariants:
  * - deny and ask rules match a call when they match ANY unit; an allow rule
@@ -16,11 +16,14 @@
  * - no matching rule means no opinion: the harness default (or another plugin) decides.
  */
 import type { ResolvedPathFacts } from "@rein/sdk";
+import type { ShellCommandFacts } from "@rein/sdk/shell";
 import picomatch from "picomatch";
 import { type When, whenHolds } from "./condition.js";
-import { escapeRegExp, type ParsedSpec, parseSpec, toolNameMatcher } from "./grammar.js";
+import { commandMatcher, type ParsedSpec, parseSpec, toolNameMatcher } from "./grammar.js";
 import { factUnits, isPathScoped, pathCandidates, type Where } from "./paths.js";
-import { partCandidates, splitCommand } from "./shell.js";
+import { evaluateShell, shellRuleMatches } from "./shell-rules.js";
+
+export { commandMatcher };
 
 export type Decision = "allow" | "ask" | "deny";
 
@@ -48,6 +51,8 @@ export interface CompiledRule {
   readonly decision: Decision;
   readonly reason: string;
   readonly when?: When;
+  /** The pattern between the parentheses; undefined for `tool`, `tool(*)`, `tool(**)` (every call). */
+  readonly pattern: string | undefined;
   appliesTo(tool: string): boolean;
   /** Which candidate of the unit matched, or undefined. */
   matchUnit(unit: Unit, kind: ToolKind): string | undefined;
@@ -114,6 +119,7 @@ export function compileRule(input: RuleInput, index: number): CompiledRule | str
     index,
     spec: input.rule,
     decision: input.decision,
+    pattern: everyCall(parsed) ? undefined : parsed.pattern?.trim(),
     reason: input.reason ?? `${input.decision} by rule ${input.rule}`,
     appliesTo,
     ...(input.when !== undefined ? { when: input.when } : {}),
@@ -127,10 +133,15 @@ export function compileRule(input: RuleInput, index: number): CompiledRule | str
 
 type Tester = (candidate: string) => boolean;
 
+function everyCall(parsed: ParsedSpec): boolean {
+  const pattern = parsed.pattern?.trim();
+  return pattern === undefined || pattern === "" || pattern === "*" || pattern === "**";
+}
+
 /** Per tool kind: a glob for path tools, a command pattern for shell tools, a wildcard over string arguments otherwise. */
 function patternMatchers(parsed: ParsedSpec): Record<ToolKind, Tester> | string {
   const pattern = parsed.pattern?.trim();
-  if (pattern === undefined || pattern === "" || pattern === "*" || pattern === "**") {
+  if (pattern === undefined || everyCall(parsed)) {
     const any = () => true;
     return { path: any, shell: any, other: any };
   }
@@ -151,36 +162,8 @@ function normalisePattern(pattern: string): string {
   return normal;
 }
 
-/**
- * A command pattern: `*` matches anything (`\*` a literal star), the whole part must
- * match, and a trailing ` *` also matches nothing (`git push *` matches `git push`).
- */
-export function commandMatcher(pattern: string): Tester {
-  const normal = pattern.replace(/\s+/g, " ").trim();
-  const optionalTail = normal.endsWith(" *") && !normal.endsWith("\\ *");
-  const body = optionalTail ? normal.slice(0, -2) : normal;
-  let source = "";
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i] as string;
-    if (c === "\\" && body[i + 1] === "*") {
-      source += "\\*";
-      i++;
-    } else if (c === "*") source += ".*";
-    else source += escapeRegExp(c);
-  }
-  const regex = new RegExp(`^${source}${optionalTail ? "(?: .*)?" : ""}$`, "s");
-  return (candidate) => regex.test(candidate);
-}
-
 /** The units of a call (see the module comment). */
 export function unitsOf(call: CallLike, kind: ToolKind, where: Where): Unit[] {
-  if (kind === "shell") {
-    const command = call.args.command;
-    const parts = typeof command === "string" ? splitCommand(command) : [];
-    // An empty command is still a call: `bash` and `bash(*)` match it, other patterns do not.
-    if (parts.length === 0) return [{ display: "", candidates: [""] }];
-    return parts.map((part) => ({ display: part, candidates: partCandidates(part) }));
-  }
   if (kind === "path") {
     const facts = call.facts?.paths;
     if (facts && facts.length > 0) return factUnits(facts, where);
@@ -195,9 +178,16 @@ export function unitsOf(call: CallLike, kind: ToolKind, where: Where): Unit[] {
 const RANK: Record<Decision, number> = { allow: 1, ask: 2, deny: 3 };
 
 /** Whether a single rule matches a call under its own decision's semantics (used for examples). */
-export function ruleMatches(rule: CompiledRule, call: CallLike, kinds: ToolKinds, where: Where): boolean {
+export function ruleMatches(
+  rule: CompiledRule,
+  call: CallLike,
+  kinds: ToolKinds,
+  where: Where,
+  shell?: ShellCommandFacts,
+): boolean {
   if (applicableRules([rule], call).length === 0) return false;
   const kind = kindOf(call.name, kinds, call);
+  if (kind === "shell") return shellRuleMatches(rule, shell ?? notAnalysed(call));
   const units = unitsOf(call, kind, where);
   if (units.length === 0) return false;
   const hit = (unit: Unit) => rule.matchUnit(unit, kind) !== undefined;
@@ -210,10 +200,12 @@ export function evaluateRules(
   call: CallLike,
   kinds: ToolKinds,
   where: Where,
+  shell?: ShellCommandFacts,
 ): PolicyVerdict | undefined {
   const applicable = applicableRules(rules, call).filter((rule) => whenHolds(rule.when, call.facts));
   if (applicable.length === 0) return undefined;
   const kind = kindOf(call.name, kinds, call);
+  if (kind === "shell") return evaluateShell(applicable, shell ?? notAnalysed(call));
   const units = unitsOf(call, kind, where);
   if (units.length === 0) return undefined;
 
@@ -249,4 +241,10 @@ export function evaluateRules(
   const others =
     covering.length > 1 ? `; every part allowed by ${covering.map((r) => r.label).join(", ")}` : "";
   return { decision: "allow", rule: first.label, reason: `${first.reason} (${first.spec}${others})` };
+}
+
+/** A shell call decided without its analysis: nothing is understood (fail closed). */
+function notAnalysed(call: CallLike): ShellCommandFacts {
+  const source = typeof call.args.command === "string" ? call.args.command : "";
+  return { source, commands: [], unknown: [{ reason: "the command was not analysed", text: source }] };
 }

@@ -2,9 +2,10 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineTool, SdkError, Type } from "@rein/sdk";
+import { analyzeShell } from "@rein/sdk/shell";
 import { checkToolCall, createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import policy, { compilePolicy, type PolicyRule, splitCommand } from "../src/index.js";
+import policy, { compilePolicy, type PolicyRule } from "../src/index.js";
 
 const ROOT = "/abs/root";
 
@@ -182,15 +183,17 @@ describe("shell commands", () => {
     ).toMatchObject({ decision: "deny", by: "harness:default" });
   });
 
-  it("splits commands like a shell lexer: quotes and redirections are not separators", () => {
-    expect(splitCommand("git status && git push")).toEqual(["git status", "git push"]);
-    expect(splitCommand("a || b; c | d |& e")).toEqual(["a", "b", "c", "d", "e"]);
-    expect(splitCommand('echo "a && b" > out 2>&1')).toEqual(['echo "a && b" > out 2>&1']);
-    expect(splitCommand("sleep 1 & echo  done")).toEqual(["sleep 1", "echo done"]);
-    expect(splitCommand("echo $(git   push) `rm x`")).toEqual([
+  it("parses commands like bash: quotes and redirections are not separators", async () => {
+    const argvs = async (command: string) =>
+      (await analyzeShell(command)).commands.map((c) => c.argv.join(" "));
+    expect(await argvs("git status && git push")).toEqual(["git status", "git push"]);
+    expect(await argvs("a || b; c | d |& e")).toEqual(["a", "b", "c", "d", "e"]);
+    expect(await argvs('echo "a && b" > out 2>&1')).toEqual(["echo a && b"]);
+    expect(await argvs("sleep 1 & echo  done")).toEqual(["sleep 1", "echo done"]);
+    expect(await argvs("echo $(git   push) `rm x`")).toEqual([
+      "echo $(git   push) `rm x`",
       "git push",
       "rm x",
-      "echo $(git push) `rm x`",
     ]);
   });
 });
@@ -321,11 +324,11 @@ describe("examples checked at load", () => {
     ).rejects.toMatchObject({ code: "invalid_options", plugin: "policy" });
   });
 
-  it("takes parentheses inside a command pattern literally; a glob needs them escaped (README: Quoting)", () => {
-    const rules = compilePolicy(
+  it("takes parentheses inside a command pattern literally; a glob needs them escaped (README: Quoting)", async () => {
+    const rules = await compilePolicy(
       {
         rules: [
-          { rule: "bash(echo (hi))", decision: "deny", examples: { match: ["bash(echo (hi))"] } },
+          { rule: "bash(echo (hi))", decision: "deny", examples: { match: ['bash(echo "(hi)")'] } },
           {
             rule: 'bash(python -c "print(1)")',
             decision: "deny",

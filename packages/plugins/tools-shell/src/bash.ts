@@ -179,8 +179,14 @@ function buildBashTool(options: BashToolOptions, outputs: OutputFiles, scratch: 
     ].join(" "),
     parameters,
     risk: "exec",
-    inspect: (args): { sandbox: SandboxFacts } => ({
-      sandbox: { mode, unsandboxedRequested: mode !== "off" && args[ESCAPE_ARGUMENT] === true },
+    // The parsed command every gate decides on (security invariant 1; the parser loads on
+    // first use) and the OS boundary the call runs in.
+    inspect: async (args) => ({
+      command: await (await import("@rein/sdk/shell")).analyzeShell(args.command),
+      sandbox: {
+        mode,
+        unsandboxedRequested: mode !== "off" && args[ESCAPE_ARGUMENT] === true,
+      } as SandboxFacts,
     }),
     execute: (args, ctx) => runBash(args, ctx, settings, limits, boundary, outputs),
   });

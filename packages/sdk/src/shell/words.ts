@@ -1,0 +1,286 @@
+/**
+ * A word's value the way bash sees it after quote removal: `'a'"b"c` is `abc`,
+ * `$'\x67it'` is `git`, `g\it` is `git`, backslash-newline disappears.
+ *
+ * Invariant: a word whose value depends on the run (a variable, a substitution, an
+ * unquoted glob or brace, arithmetic) is marked `expanded` with the kinds found, and
+ * its value keeps the expansion as written; nothing dynamic is ever reported as a
+ * plain literal.
+ */
+import type { Node } from "web-tree-sitter";
+
+export interface WordValue {
+  /** Quotes and escapes removed; expansions kept as written. */
+  value: string;
+  /** Decided at run time. */
+  expanded: boolean;
+  /** `variable`, `ifs`, `substitution`, `process-substitution`, `arithmetic`, `glob`, `brace`, `prompt`, `indirect`, or a node type the analysis does not know. */
+  kinds: string[];
+  /** Command and process substitutions inside the word, to analyse as commands of their own. */
+  nested: Node[];
+}
+
+interface Acc {
+  value: string;
+  /** The value with every quoted or escaped character replaced by `_`: where globs and braces are looked for. */
+  skeleton: string;
+  kinds: Set<string>;
+  nested: Node[];
+}
+
+const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
+
+const sources = new WeakMap<object, string>();
+
+/** The whole text a node was parsed from (cached per tree: `rootNode.text` is costly). */
+export function sourceOf(node: Node): string {
+  let source = sources.get(node.tree);
+  if (source === undefined) {
+    source = node.tree.rootNode.text;
+    sources.set(node.tree, source);
+  }
+  return source;
+}
+
+export function wordValue(node: Node): WordValue {
+  const acc: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [] };
+  part(node, acc);
+  if (/[*?]|\[.*\]/.test(acc.skeleton)) acc.kinds.add("glob");
+  if (/\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}/.test(acc.skeleton)) acc.kinds.add("brace");
+  return { value: acc.value, expanded: acc.kinds.size > 0, kinds: [...acc.kinds], nested: acc.nested };
+}
+
+function part(node: Node, acc: Acc): void {
+  switch (node.type) {
+    case "command_name":
+      sequence(node, node.startIndex, node.endIndex, acc, unquoted);
+      return;
+    case "word":
+    case "number":
+    case "variable_name":
+      if (misread(node.text)) acc.kinds.add("misparse");
+      unquoted(node.text, acc);
+      return;
+    case "raw_string":
+      literal(node.text.slice(1, -1), acc);
+      return;
+    case "ansi_c_string":
+      literal(decodeAnsiC(node.text.slice(2, -1)), acc);
+      return;
+    case "string":
+      doubleQuoted(node, node.startIndex + 1, node.endIndex - 1, acc);
+      return;
+    case "translated_string":
+      doubleQuoted(node, node.startIndex + 2, node.endIndex - 1, acc);
+      return;
+    case "concatenation":
+      sequence(node, node.startIndex, node.endIndex, acc, unquoted);
+      return;
+    case "simple_expansion":
+    case "expansion":
+      expansion(node, acc);
+      return;
+    case "command_substitution":
+    case "process_substitution":
+      dynamic(node, acc, node.type === "command_substitution" ? "substitution" : "process-substitution");
+      acc.nested.push(node);
+      return;
+    case "arithmetic_expansion":
+      dynamic(node, acc, "arithmetic");
+      if (namesVariable(node.text.slice(3, -2))) acc.kinds.add("arithmetic-variable");
+      collectSubstitutions(node, acc.nested);
+      return;
+    case "brace_expression":
+      dynamic(node, acc, "brace");
+      return;
+    case "extglob_pattern":
+      dynamic(node, acc, "glob");
+      return;
+    default:
+      // A shape this module does not know: never a plain literal.
+      dynamic(node, acc, node.type);
+      collectSubstitutions(node, acc.nested);
+  }
+}
+
+/**
+ * bash never puts an unescaped blank, operator, backtick or `$(` inside a plain word: if
+ * the grammar did, it and bash disagree about what runs.
+ */
+function misread(text: string, insideExpansion = false): boolean {
+  // Inside `${...}` blanks and operators are plain text; substitutions still run.
+  const pattern = insideExpansion
+    ? /(?:^|[^\\])(?:\\\\)*(?:`|\$[({])/
+    : /(?:^|[^\\])(?:\\\\)*(?:[\s;|&()<>`]|\$[({])/;
+  return pattern.test(text);
+}
+
+function expansion(node: Node, acc: Acc): void {
+  const text = node.text;
+  if (node.descendantsOfType("word").some((word) => word !== null && misread(word.text, true)))
+    acc.kinds.add("misparse");
+  dynamic(node, acc, "variable");
+  if (/^\$\{?IFS\b/.test(text)) acc.kinds.add("ifs");
+  if (text.startsWith("${!")) acc.kinds.add("indirect");
+  // `${x@P}` expands prompt escapes, which may run command substitutions.
+  if (/@P\}$/.test(text)) acc.kinds.add("prompt");
+  // An indexed array's subscript is arithmetic: `${a[x]}` evaluates x's value.
+  if (/^\$\{[^}]*\[[^\]]*[A-Za-z_]/.test(text)) acc.kinds.add("subscript");
+  collectSubstitutions(node, acc.nested);
+}
+
+/** Kinds whose evaluation can run commands hidden in a variable's value. */
+export const RUNS_HIDDEN_CODE: Readonly<Record<string, string>> = {
+  "arithmetic-variable": "arithmetic on variables (a variable's value can run commands)",
+  subscript: "array subscript on variables (a variable's value can run commands)",
+  indirect: "indirect expansion of a variable named by another (can evaluate a subscript that runs commands)",
+  prompt: "prompt expansion with @P (can run command substitutions)",
+  misparse:
+    "the parser read a word where bash would not (an unescaped blank, operator or substitution inside it)",
+};
+
+/** Arithmetic text that names a variable (not only numbers, operators and `$#`, `$?`...). */
+export function namesVariable(text: string): boolean {
+  return /[A-Za-z_]/.test(text.replace(/\$[#?$!0-9]|0[xX][0-9a-fA-F]+|\d+#[0-9A-Za-z@_]+/g, ""));
+}
+
+function dynamic(node: Node, acc: Acc, kind: string): void {
+  acc.kinds.add(kind);
+  acc.value += node.text;
+  acc.skeleton += "_".repeat(node.text.length);
+}
+
+/** Walks `[start, end)` of `node`'s children; text between children goes through `gap`. */
+function sequence(
+  node: Node,
+  start: number,
+  end: number,
+  acc: Acc,
+  gap: (text: string, acc: Acc) => void,
+): void {
+  const source = sourceOf(node);
+  let at = start;
+  for (const child of node.children) {
+    if (!child || child.endIndex <= start || child.startIndex >= end) continue;
+    if (child.startIndex > at) gap(source.slice(at, child.startIndex), acc);
+    if (child.isNamed) part(child, acc);
+    else gap(source.slice(Math.max(child.startIndex, at), Math.min(child.endIndex, end)), acc);
+    at = Math.max(at, child.endIndex);
+  }
+  if (at < end) gap(source.slice(at, end), acc);
+}
+
+function doubleQuoted(node: Node, start: number, end: number, acc: Acc): void {
+  const source = sourceOf(node);
+  let at = start;
+  for (const child of node.children) {
+    if (!child?.isNamed || child.endIndex <= start || child.startIndex >= end) continue;
+    if (child.startIndex > at) insideDouble(source.slice(at, child.startIndex), acc);
+    if (child.type === "string_content") insideDouble(child.text, acc);
+    else part(child, acc);
+    at = child.endIndex;
+  }
+  if (at < end) insideDouble(source.slice(at, end), acc);
+}
+
+/** Unquoted text: `\c` is `c`, backslash-newline vanishes. */
+function unquoted(text: string, acc: Acc): void {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === "\\" && i + 1 < text.length) {
+      const next = text[i + 1] as string;
+      i++;
+      if (next === "\n") continue;
+      acc.value += next;
+      acc.skeleton += "_";
+      continue;
+    }
+    acc.value += c;
+    acc.skeleton += c;
+  }
+}
+
+/** Inside double quotes only `\$`, `` \` ``, `\"`, `\\` and backslash-newline are escapes. */
+function insideDouble(text: string, acc: Acc): void {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    const next = text[i + 1];
+    if (c === "\\" && next !== undefined && '$`"\\\n'.includes(next)) {
+      i++;
+      if (next !== "\n") out += next;
+      continue;
+    }
+    out += c;
+  }
+  literal(out, acc);
+}
+
+function literal(text: string, acc: Acc): void {
+  acc.value += text;
+  acc.skeleton += "_".repeat(text.length);
+}
+
+export function collectSubstitutions(node: Node, into: Node[]): void {
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    if (SUBSTITUTIONS.has(child.type)) into.push(child);
+    else collectSubstitutions(child, into);
+  }
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
+
+/** Decodes the body of `$'...'` as bash does. */
+export function decodeAnsiC(body: string): string {
+  let out = "";
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] as string;
+    if (c !== "\\" || i + 1 >= body.length) {
+      out += c;
+      continue;
+    }
+    const next = body[i + 1] as string;
+    i++;
+    const simple = SIMPLE_ESCAPES[next];
+    if (simple !== undefined) {
+      out += simple;
+      continue;
+    }
+    const numeric = (digits: RegExp, max: number, radix: number, skip: number) => {
+      let j = i + skip;
+      let text = "";
+      while (j < body.length && text.length < max && digits.test(body[j] as string)) text += body[j++];
+      if (text === "") return false;
+      const code = Number.parseInt(text, radix);
+      out += code <= 0x10ffff ? String.fromCodePoint(code) : "\ufffd";
+      i = j - 1;
+      return true;
+    };
+    if (/[0-7]/.test(next) && numeric(/[0-7]/, 3, 8, 0)) continue;
+    if (next === "x" && numeric(/[0-9a-fA-F]/, 2, 16, 1)) continue;
+    if (next === "u" && numeric(/[0-9a-fA-F]/, 4, 16, 1)) continue;
+    if (next === "U" && numeric(/[0-9a-fA-F]/, 8, 16, 1)) continue;
+    if (next === "c" && i + 1 < body.length) {
+      out += String.fromCharCode((body.charCodeAt(i + 1) & 0x1f) >>> 0);
+      i++;
+      continue;
+    }
+    out += `\\${next}`;
+  }
+  return out;
+}

@@ -1,0 +1,360 @@
+/**
+ * Wrappers: commands that run their arguments as a command (`sudo`, `env`, `nice`,
+ * `timeout`, `xargs`, `find -exec`, `bash -c`, `eval`, ...), and how to reach the
+ * command they run.
+ *
+ * Invariant: an option this module does not know, or a word decided at run time
+ * where an option or the command name could be, makes the command unknown; it is
+ * never guessed past.
+ */
+import path from "node:path";
+import type { ShellRedirection } from "./facts.js";
+import type { WordValue } from "./words.js";
+
+export type OptionParse = { next: number } | { unknown: string };
+
+interface OptionSpec {
+  /** Single-letter options without an argument. */
+  flags: string;
+  /** Single-letter options taking an argument (attached or the next word). */
+  withArg: string;
+  /** Long options without an argument. */
+  long?: readonly string[];
+  /** Long options taking an argument (`--x=v` or `--x v`). */
+  longWithArg?: readonly string[];
+  /** Options that make the wrapper do something else than run the rest: unknown. */
+  refuse?: Readonly<Record<string, string>>;
+  /** `-<digits>` is an option (`nice -10`). */
+  numeric?: boolean;
+}
+
+/** Skips the wrapper's options starting at `from`; returns the index of the first operand. */
+export function skipOptions(words: readonly WordValue[], from: number, spec: OptionSpec): OptionParse {
+  let i = from;
+  while (i < words.length) {
+    const word = words[i] as WordValue;
+    const text = word.value;
+    if (word.expanded) return { unknown: `option or command decided at run time: ${text}` };
+    if (text === "--") return { next: i + 1 };
+    if (!text.startsWith("-") || text === "-") return { next: i };
+    const refused = spec.refuse?.[text] ?? spec.refuse?.[text.split("=")[0] as string];
+    if (refused) return { unknown: refused };
+    if (spec.numeric && /^-\d+$/.test(text)) {
+      i++;
+      continue;
+    }
+    if (text.startsWith("--")) {
+      const [name, attached] = text.split(/=(.*)/s) as [string, string | undefined];
+      if (spec.long?.includes(name) && attached === undefined) i++;
+      else if (spec.longWithArg?.includes(name)) i += attached === undefined ? 2 : 1;
+      else return { unknown: `unknown option ${name}` };
+      continue;
+    }
+    let consumedNext = false;
+    for (let k = 1; k < text.length; k++) {
+      const letter = text[k] as string;
+      const refusedLetter = spec.refuse?.[`-${letter}`];
+      if (refusedLetter) return { unknown: refusedLetter };
+      if (spec.flags.includes(letter)) continue;
+      if (spec.withArg.includes(letter)) {
+        if (k === text.length - 1) consumedNext = true;
+        break;
+      }
+      return { unknown: `unknown option -${letter}` };
+    }
+    i += consumedNext ? 2 : 1;
+  }
+  return { next: i };
+}
+
+/** Wrappers whose inner command runs as written: argv alone describes what runs. */
+export const PREFIX_WRAPPERS: Readonly<Record<string, OptionSpec & { direct: boolean }>> = {
+  command: { flags: "p", withArg: "", direct: true },
+  builtin: { flags: "", withArg: "", direct: true },
+  exec: { flags: "cl", withArg: "a", direct: true },
+  nohup: { flags: "", withArg: "", direct: true },
+  time: { flags: "p", withArg: "", direct: true },
+  coproc: { flags: "", withArg: "", direct: true },
+  nice: { flags: "", withArg: "n", longWithArg: ["--adjustment"], numeric: true, direct: true },
+  stdbuf: { flags: "", withArg: "ioe", longWithArg: ["--input", "--output", "--error"], direct: true },
+  timeout: {
+    flags: "v",
+    withArg: "sk",
+    long: ["--preserve-status", "--foreground", "--verbose"],
+    longWithArg: ["--signal", "--kill-after"],
+    direct: true,
+  },
+  sudo: {
+    flags: "AbEHkKnPSBN",
+    withArg: "ugpCDhrtTUR",
+    long: ["--preserve-env", "--non-interactive", "--background", "--stdin", "--set-home", "--askpass"],
+    longWithArg: ["--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type"],
+    refuse: {
+      "-i": "sudo -i runs a login shell",
+      "-s": "sudo -s runs a shell",
+      "-e": "sudo -e edits files",
+      "-l": "sudo -l lists privileges",
+      "-v": "sudo -v only validates",
+      "--login": "sudo --login runs a login shell",
+      "--shell": "sudo --shell runs a shell",
+      "--edit": "sudo --edit edits files",
+    },
+    direct: false,
+  },
+  doas: { flags: "n", withArg: "uC", refuse: { "-s": "doas -s runs a shell" }, direct: false },
+  setsid: { flags: "cfw", withArg: "", direct: true },
+  ionice: { flags: "t", withArg: "cnpP", direct: true },
+  unbuffer: { flags: "p", withArg: "", direct: true },
+  // busybox runs its applet of that name: `busybox rm x` is rm.
+  busybox: { flags: "", withArg: "", direct: false },
+  // Package runners: the command runs with the package's bin folders first on PATH.
+  npx: {
+    flags: "y",
+    withArg: "",
+    long: ["--yes", "--no"],
+    refuse: { "-c": "npx -c runs a shell string" },
+    direct: false,
+  },
+  bunx: { flags: "", withArg: "", direct: false },
+  uvx: { flags: "", withArg: "", direct: false },
+};
+
+/** Package managers whose `exec` / `run` / `dlx` subcommand runs the rest as a command (PATH changed). */
+export const PACKAGE_RUNNERS: Readonly<Record<string, readonly string[]>> = {
+  npm: ["exec", "x"],
+  pnpm: ["exec", "dlx"],
+  yarn: ["exec", "dlx"],
+  bun: ["x"],
+  uv: ["run"],
+  poetry: ["run"],
+  pipx: ["run"],
+  pdm: ["run"],
+  hatch: ["run"],
+  rye: ["run"],
+  bundle: ["exec"],
+  direnv: ["exec"],
+};
+
+/** Commands that run their arguments as a command (or a shell string) and are not unwrapped here: unknown. */
+export const OPAQUE_RUNNERS = new Set([
+  "taskset",
+  "chrt",
+  "strace",
+  "ltrace",
+  "gdb",
+  "valgrind",
+  "perf",
+  "watch",
+  "script",
+  "su",
+  "runuser",
+  "pkexec",
+  "sg",
+  "flock",
+  "chroot",
+  "unshare",
+  "nsenter",
+  "firejail",
+  "bwrap",
+  "systemd-run",
+  "ssh",
+  "parallel",
+  "tmux",
+  "screen",
+  "at",
+  "batch",
+  "xterm",
+  "expect",
+  "proxychains",
+  "proxychains4",
+  "torsocks",
+  "cross-env",
+  "env-cmd",
+  "dotenv",
+  "concurrently",
+  "npm-run-all",
+  "nodemon",
+  "entr",
+]);
+
+export const ENV_OPTIONS: OptionSpec = {
+  flags: "i0v",
+  withArg: "uC",
+  long: ["--ignore-environment", "--null", "--debug"],
+  longWithArg: ["--unset", "--chdir"],
+  refuse: {
+    "-S": "env -S splits a string into a command",
+    "--split-string": "env --split-string splits a string into a command",
+  },
+};
+
+export const XARGS_OPTIONS: OptionSpec = {
+  flags: "0prtxo",
+  withArg: "dEILnPsa",
+  long: ["--null", "--no-run-if-empty", "--verbose", "--interactive", "--exit", "--open-tty"],
+  longWithArg: [
+    "--arg-file",
+    "--delimiter",
+    "--max-args",
+    "--max-lines",
+    "--max-procs",
+    "--max-chars",
+    "--replace",
+    "--eof",
+    "--process-slot-var",
+  ],
+  refuse: { "-i": "xargs -i: give the replacement as -I", "-l": "xargs -l: give the count as -L" },
+};
+
+export const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish"]);
+export const INTERPRETERS = new Set([
+  "python",
+  "python2",
+  "python3",
+  "node",
+  "nodejs",
+  "deno",
+  "bun",
+  "perl",
+  "ruby",
+  "php",
+  "lua",
+  "tclsh",
+  "osascript",
+  "pwsh",
+]);
+
+/** Where a `bash -c` string is, or why the shell's input cannot be known. */
+export function shellCommandString(
+  words: readonly WordValue[],
+  from: number,
+): { script: number } | { file: number } | { stdin: true } | { unknown: string } {
+  let i = from;
+  let commandMode = false;
+  while (i < words.length) {
+    const word = words[i] as WordValue;
+    if (word.expanded) return { unknown: `shell option decided at run time: ${word.value}` };
+    const text = word.value;
+    if (text === "--" || text === "-") {
+      i++;
+      break;
+    }
+    if (text.startsWith("--")) {
+      if (text === "--rcfile" || text === "--init-file") i += 2;
+      else i++;
+      continue;
+    }
+    if (!/^[-+][A-Za-z]+$/.test(text)) break;
+    const letters = text.slice(1);
+    if (text.startsWith("-") && letters.includes("c")) commandMode = true;
+    if (text.startsWith("-") && letters.includes("s")) return { stdin: true };
+    // -o and -O take an option name.
+    i += /[oO]/.test(letters) ? 2 : 1;
+  }
+  if (commandMode) {
+    if (i >= words.length) return { unknown: "shell -c without a command string" };
+    return { script: i };
+  }
+  if (i >= words.length) return { stdin: true };
+  return { file: i };
+}
+
+/** Git's options before the subcommand; `-C`, `-c`, `--git-dir` and the like take a value. */
+const GIT_WITH_ARG = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+  "--exec-path",
+  "--super-prefix",
+  "--list-cmds",
+  "--attr-source",
+]);
+
+/** `git -C dir -c k=v --no-pager push` gives `git push`; other commands are returned as they are. */
+export function normaliseGit(argv: readonly string[]): string[] {
+  if (argv[0] !== "git") return [...argv];
+  let i = 1;
+  while (i < argv.length) {
+    const word = argv[i] as string;
+    if (!word.startsWith("-")) break;
+    const name = word.split("=")[0] as string;
+    if (GIT_WITH_ARG.has(name) && !word.includes("=") && name !== "--exec-path") i += 2;
+    else i++;
+  }
+  return ["git", ...argv.slice(i)];
+}
+
+export function commandName(word: string): string {
+  return word.includes("/") && !word.endsWith("/") ? path.posix.basename(word) : word;
+}
+
+export function literalWord(value: string): WordValue {
+  return { value, expanded: false, kinds: [], nested: [] };
+}
+
+export function optionValue(
+  words: readonly WordValue[],
+  from: number,
+  to: number,
+  names: string[],
+): string | undefined {
+  for (let i = from; i < to; i++) {
+    const text = (words[i] as WordValue).value;
+    for (const name of names) {
+      if (text === name) return (words[i + 1] as WordValue | undefined)?.value;
+      if (text.startsWith(`${name}=`)) return text.slice(name.length + 1);
+      if (name.length === 2 && text.startsWith(name)) return text.slice(2);
+    }
+  }
+  return undefined;
+}
+
+/** An interpreter with no program argument, or `-`, whose standard input is fed: the program comes from there. */
+export function readsProgramFromStdin(
+  args: readonly WordValue[],
+  redirections: readonly ShellRedirection[],
+  piped: boolean,
+): boolean {
+  const fed =
+    piped ||
+    redirections.some(
+      (r) => r.op.endsWith("<") || r.op.endsWith("<<") || r.op.endsWith("<<<") || r.op === "<<-",
+    );
+  if (!fed) return false;
+  const operands = args.filter((w) => !w.value.startsWith("-") || w.value === "-");
+  return operands.length === 0 || operands[0]?.value === "-";
+}
+
+/** Builtins that take variable names, where a subscript `a[...]` is evaluated as arithmetic (and can run commands). */
+const NAME_TAKERS = new Set([
+  "printf",
+  "read",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "unset",
+  "mapfile",
+  "readarray",
+  "test",
+  "[",
+  "[[",
+  "wait",
+  "getopts",
+]);
+
+/** Why a builtin's arguments can run code bash evaluates later, or undefined. */
+export function evaluatedArguments(argv: readonly string[]): string | undefined {
+  const name = argv[0] ?? "";
+  if ((name === "mapfile" || name === "readarray") && argv.some((a) => /^-[a-zA-Z]*C/.test(a))) {
+    return `${name} -C runs a callback string`;
+  }
+  if (NAME_TAKERS.has(name) && argv.slice(1).some((a) => /\[[^\]]*[A-Za-z_$`]/.test(a))) {
+    return `${name}: an array subscript is evaluated as arithmetic (a value can run commands)`;
+  }
+  return undefined;
+}
