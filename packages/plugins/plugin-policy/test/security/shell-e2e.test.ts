@@ -71,8 +71,8 @@ describe("a ridden-along command never runs (real bash, security invariant 1)", 
       await h.prompt("go");
       const [decision] = h.decisions();
       expect(decision?.decision).toBe("deny");
-      const [end] = h.eventsOf("tool_execution_end");
-      expect(end?.isError).toBe(true);
+      // A denied call never starts: a decision and an error result, no execution events.
+      expect(h.eventsOf("tool_execution_start")).toEqual([]);
       expect(existsSync(join(cwd, "pwned")), "the ridden-along command did not run").toBe(false);
     } finally {
       await h.dispose();
