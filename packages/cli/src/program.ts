@@ -3,6 +3,7 @@
  * and `--help` start without loading providers or the TypeScript loader.
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Command, Option } from "commander";
 
 export interface GlobalOptions {
@@ -131,5 +132,6 @@ export { globalsFrom };
 
 function globalsFrom(program: Command): GlobalOptions {
   const opts = program.opts<{ config?: string; cwd: string; debug: boolean }>();
-  return { cwd: opts.cwd, config: opts.config, debug: opts.debug };
+  // Relative `-C` is taken from where rein was started; everything after works with absolute paths.
+  return { cwd: resolve(opts.cwd), config: opts.config, debug: opts.debug };
 }
