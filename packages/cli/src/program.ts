@@ -28,7 +28,8 @@ export function buildProgram(
     )
     .option("-C, --cwd <dir>", "working directory", process.cwd())
     .option("--debug", "show stack traces for errors", false)
-    .showHelpAfterError()
+    // Usage errors are one line and a hint (main.ts prints them), not the whole help.
+    .configureOutput({ outputError: () => undefined })
     .exitOverride();
 
   program

@@ -57,6 +57,12 @@ export interface ReinConfig {
   thinkingLevel?: ThinkingLevel;
   /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
   compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
+  /**
+   * Retry of transient model errors (the only retry: provider clients' own retries
+   * are off): `enabled` (default true), `maxAttempts` (4, the first call
+   * included), `baseDelayMs` (2 000, doubled per retry), `maxDelayMs` (60 000).
+   */
+  retry?: { enabled?: boolean; maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

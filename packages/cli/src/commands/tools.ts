@@ -2,9 +2,20 @@
 import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
+import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { terminal } from "../ui/terminal.js";
 
 export async function toolsCommand(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
+  // Reserved before plugins load: their console output goes to stderr, stdout stays one JSON document.
+  const json = options.json ? reserveStdout() : undefined;
+  try {
+    return await listTools(json, globals);
+  } finally {
+    json?.release();
+  }
+}
+
+async function listTools(json: JsonOut | undefined, globals: GlobalOptions): Promise<number> {
   const agent = await inspectionAgent(globals);
   const term = terminal();
   try {
@@ -17,8 +28,8 @@ export async function toolsCommand(options: { json?: boolean }, globals: GlobalO
       owner: tool.owner ?? null,
       parameters: JSON.parse(JSON.stringify(tool.parameters)) as unknown,
     }));
-    if (options.json) {
-      term.out.write(`${JSON.stringify(tools, null, 2)}\n`);
+    if (json) {
+      json.write(`${JSON.stringify(tools, null, 2)}\n`);
       return ExitCode.ok;
     }
     if (tools.length === 0) term.err.write("no tools registered (add a tool pack to plugins)\n");

@@ -5,22 +5,29 @@
  */
 import type { AgentHarness, HarnessEvent } from "@rein/harness";
 import yoctoSpinner from "yocto-spinner";
+import type { JsonOut } from "./json-stdout.js";
+import { modelFailures } from "./model-failures.js";
 import { shorten, type Terminal } from "./terminal.js";
 
 export interface RendererOptions {
-  json: boolean;
+  /** Print every event as one JSON line here instead of rendering it. */
+  json?: JsonOut | undefined;
+  /** Where model requests go (base URL), named in model errors and retry notices. */
+  endpoint?: string | undefined;
 }
 
 export function attachRenderer(harness: AgentHarness, term: Terminal, options: RendererOptions): () => void {
-  if (options.json) {
+  const { json } = options;
+  if (json) {
     return harness.subscribe(
       (event) => {
-        term.out.write(`${JSON.stringify(event)}\n`);
+        json.write(`${JSON.stringify(event)}\n`);
       },
       { owner: "rein-cli" },
     );
   }
   const { c } = term;
+  const failures = modelFailures(term, options.endpoint);
   const spinner = term.interactive ? yoctoSpinner({ stream: term.err, text: "thinking" }) : undefined;
   let answerOpen = false;
   // A denied call's error result repeats the decision line: show the decision once.
@@ -33,6 +40,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
     answerOpen = false;
   };
   const render = (event: HarnessEvent) => {
+    failures.observe(event);
     switch (event.type) {
       case "turn_start":
         spinner?.start("thinking");
@@ -48,8 +56,6 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         if (event.message.role === "assistant") {
           stopSpinner();
           endAnswer();
-          if (event.message.stopReason === "error")
-            term.err.write(`${c.red("✗ model error:")} ${event.message.errorMessage ?? "unknown"}\n`);
           if (event.message.stopReason === "aborted") term.err.write(`${c.yellow("■ aborted")}\n`);
         }
         break;
@@ -86,6 +92,9 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
           `${c.yellow("! plugin")} ${c.bold(event.plugin)} ${c.yellow(`failed in ${event.hook}:`)} ${event.message}\n`,
         );
         break;
+      case "retry":
+        if (spinner) spinner.text = `retrying (attempt ${event.attempt}/${event.maxAttempts})`;
+        break;
       case "agent_end":
         stopSpinner();
         endAnswer();
@@ -97,6 +106,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
   const unsubscribe = harness.subscribe(render, { owner: "rein-cli" });
   return () => {
     stopSpinner();
+    failures.flush();
     unsubscribe();
   };
 }
