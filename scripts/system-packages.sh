@@ -6,7 +6,11 @@
 #   socat       the sandbox's network proxy bridge
 #   ripgrep     the sandbox's file scans (rg)
 # Each entry is "debian-package:command that proves it is installed".
+# As root, missing packages are installed (apt-get update once, then install);
+# otherwise, or with --check, the missing ones are named and the exit code is 1.
 set -euo pipefail
+check_only=false
+[ "${1:-}" = "--check" ] && check_only=true
 PACKAGES=(
   "chromium:chromium"
   "bubblewrap:bwrap"
@@ -20,7 +24,7 @@ for entry in "${PACKAGES[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-if [ "$(id -u)" -ne 0 ]; then
+if $check_only || [ "$(id -u)" -ne 0 ]; then
   echo "system packages missing: ${missing[*]}" >&2
   echo "  install them: sudo apt-get install -y ${missing[*]}" >&2
   exit 1

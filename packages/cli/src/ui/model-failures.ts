@@ -42,7 +42,7 @@ export function modelFailures(term: Terminal, endpoint: string | undefined): Mod
         announced = error;
         const seconds = (event.delayMs / 1000).toFixed(1);
         term.err.write(
-          `${c.yellow("↻ model request failed")}${from}: ${error}; retrying (attempt ${event.attempt} of ${event.maxAttempts}, first in ${seconds}s)\n`,
+          `${c.yellow("↻ model request failed")}${from}: ${error}; retrying (attempt ${event.attempt} of ${event.maxAttempts} in ${seconds}s)\n`,
         );
         return;
       }
