@@ -3,6 +3,7 @@
 # keeps its closing summary); a failing step names itself and stops the check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$PATH"
 
 step() {
   local name=$1
