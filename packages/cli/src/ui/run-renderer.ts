@@ -39,6 +39,14 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
     if (answerOpen) term.out.write("\n");
     answerOpen = false;
   };
+  const announced = new Set<string>();
+  const announceCall = (call: { toolCallId: string; toolName: string; args: unknown }) => {
+    if (announced.has(call.toolCallId)) return;
+    announced.add(call.toolCallId);
+    stopSpinner();
+    endAnswer();
+    term.err.write(`${c.cyan("→")} ${c.bold(call.toolName)} ${c.dim(shorten(call.args, 100))}\n`);
+  };
   const render = (event: HarnessEvent) => {
     failures.observe(event);
     switch (event.type) {
@@ -60,11 +68,11 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         }
         break;
       case "tool_execution_start":
-        stopSpinner();
-        endAnswer();
-        term.err.write(`${c.cyan("→")} ${c.bold(event.toolName)} ${c.dim(shorten(event.args, 100))}\n`);
+        announceCall(event);
         break;
       case "tool_decision":
+        // Whichever comes first (a denied call may never start), the call's line is shown once, before its decision.
+        announceCall(event);
         if (event.decision === "deny") {
           denied.add(event.toolCallId);
           term.err.write(`  ${c.red("✗ denied")} by ${c.bold(event.by)}: ${event.reason}\n`);
@@ -76,6 +84,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         if (spinner) spinner.text = `${event.toolName}…`;
         break;
       case "tool_execution_end": {
+        announced.delete(event.toolCallId);
         if (denied.delete(event.toolCallId)) {
           spinner?.start("thinking");
           break;
