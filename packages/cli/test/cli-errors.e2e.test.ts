@@ -105,6 +105,16 @@ const BAD_INPUTS: BadInput[] = [
     says: ['tool pack "./a.ts"', 'tool pack "./b.ts"'],
   },
   {
+    name: "retry option out of range",
+    files: {
+      "rein.config.ts": 'export default {\n  model: { script: ["hi"] },\n  retry: { maxAttempts: 0 },\n};\n',
+    },
+    args: ["run", "hi"],
+    code: 2,
+    at: "rein.config.ts:3",
+    says: ["retry.maxAttempts: expected an integer >= 1, got number 0"],
+  },
+  {
     name: "config with only a named export",
     files: { "rein.config.ts": 'export const config = { model: { script: ["hi"] } };\n' },
     args: ["run", "hi"],
