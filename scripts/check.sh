@@ -20,4 +20,5 @@ step "typecheck (tsconfig.tests.json)" tsc -p tsconfig.tests.json
 step "lint (biome)" biome check --log-level=error --diagnostic-level=warn .
 # Bump lists go to stdout; a missing changeset is reported on stderr.
 step "changeset status" sh -c 'changeset status >/dev/null'
-step "tests (vitest)" vitest run --reporter=dot --silent=passed-only "$@"
+# The minimal reporter prints only failed files and tests (with their logs), then the summary.
+step "tests (vitest)" vitest run --reporter=minimal "$@"
