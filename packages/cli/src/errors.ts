@@ -71,5 +71,12 @@ export const usageError = (message: string, hint?: string) =>
 export const sessionNotFound = (message: string, cause?: unknown) =>
   new CliError(CliErrorCode.session, message, { cause });
 
+/** Another live run holds the session's lock. */
+export const sessionInUse = (message: string, cause?: unknown) =>
+  new CliError(CliErrorCode.session, message, {
+    cause,
+    hint: "wait for that run to finish, or start a new session (leave out --session/--continue)",
+  });
+
 export const runFailed = (message: string, cause?: unknown) =>
   new CliError(CliErrorCode.run, message, { cause });

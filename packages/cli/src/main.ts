@@ -6,14 +6,23 @@
 import { CommanderError } from "commander";
 import { CliError, ExitCode } from "./errors.js";
 import { buildProgram, type GlobalOptions, globalsFrom } from "./program.js";
+import { watchClosedPipes } from "./ui/closed-pipe.js";
 import { colorsFor } from "./ui/terminal.js";
+
+watchClosedPipes();
 
 const debug = process.argv.includes("--debug");
 let exitCode: number = ExitCode.ok;
 
 function report(error: unknown): number {
   const c = colorsFor(process.stderr);
-  if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  if (error instanceof CommanderError) {
+    if (error.exitCode === 0 || error.code === "commander.helpDisplayed") return ExitCode.ok;
+    if (error.code === "commander.help") return ExitCode.usage; // a command group without its subcommand: help was shown
+    const message = error.message.replace(/^error:\s*/, "").split("\n")[0];
+    process.stderr.write(`${c.red("rein:")} ${message}\n${c.dim(`  see ${helpCommand()}`)}\n`);
+    return ExitCode.usage;
+  }
   if (error instanceof CliError) {
     process.stderr.write(`${c.red("rein:")} ${error.message}\n`);
     if (error.hint) process.stderr.write(`${c.dim(`  ${error.hint}`)}\n`);
@@ -28,6 +37,14 @@ function report(error: unknown): number {
   if (debug && error instanceof Error) process.stderr.write(`${error.stack ?? ""}\n`);
   else process.stderr.write(`${c.dim("  (run with --debug for the stack trace)")}\n`);
   return ExitCode.failed;
+}
+
+/** `rein --help`, or `rein <command> --help` when a known command was given. */
+function helpCommand(): string {
+  const known = program.commands.map((command) => command.name());
+  const words = process.argv.slice(2).filter((word) => !word.startsWith("-"));
+  const command = words[0] !== undefined && known.includes(words[0]) ? `${words[0]} ` : "";
+  return `rein ${command}--help`;
 }
 
 const program = buildProgram(async (task: (globals: GlobalOptions) => Promise<number>) => {

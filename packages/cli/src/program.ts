@@ -3,6 +3,7 @@
  * and `--help` start without loading providers or the TypeScript loader.
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Command, Option } from "commander";
 
 export interface GlobalOptions {
@@ -27,7 +28,8 @@ export function buildProgram(
     )
     .option("-C, --cwd <dir>", "working directory", process.cwd())
     .option("--debug", "show stack traces for errors", false)
-    .showHelpAfterError()
+    // Usage errors are one line and a hint (main.ts prints them), not the whole help.
+    .configureOutput({ outputError: () => undefined })
     .exitOverride();
 
   program
@@ -149,5 +151,6 @@ export { globalsFrom };
 
 function globalsFrom(program: Command): GlobalOptions {
   const opts = program.opts<{ config?: string; cwd: string; debug: boolean }>();
-  return { cwd: opts.cwd, config: opts.config, debug: opts.debug };
+  // Relative `-C` is taken from where rein was started; everything after works with absolute paths.
+  return { cwd: resolve(opts.cwd), config: opts.config, debug: opts.debug };
 }

@@ -67,9 +67,11 @@ describe("rein run", { timeout: 60_000 }, () => {
     });
     const first = await rein(["run", "remember the word plum"], dir);
     expect(first.code).toBe(0);
-    // Each process starts a fresh script, so the second run is answered by the script's first reply.
+    // The script goes on where the session left off: the second run gets the second reply.
     const second = await rein(["run", "--continue", "--json", "what was the word?"], dir);
     expect(second.code).toBe(0);
+    expect(second.stdout).toContain('"second answer"');
+    expect(second.stdout).not.toContain('"first answer"');
     const sessions = sessionsIn(dir).list();
     expect(sessions).toHaveLength(1);
     const session = Session.open(JsonlStorage.open(sessions[0]?.path as string, { readOnly: true }));

@@ -59,6 +59,12 @@ export interface ReinConfig {
   compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
   /** `rein mcp serve`: `hideDenied` leaves tools the gates deny outright out of `tools/list`. */
   mcpServe?: { hideDenied?: boolean };
+  /**
+   * Retry of transient model errors (the only retry: provider clients' own retries
+   * are off): `enabled` (default true), `maxAttempts` (4, the first call
+   * included), `baseDelayMs` (2 000, doubled per retry), `maxDelayMs` (60 000).
+   */
+  retry?: { enabled?: boolean; maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

@@ -7,7 +7,8 @@
  * Invariants: no network, no API key; each reply is consumed once, in order; a
  * request beyond the script gets the faux provider's error reply ("No more faux
  * responses queued"), which the harness persists as a closed error message;
- * `dispose()` unregisters the provider.
+ * `dispose()` unregisters the provider; `skip(n)` drops the next n replies (a
+ * resumed session already holds them).
  */
 import {
   type AssistantMessage,
@@ -63,6 +64,12 @@ export interface ScriptedModel {
   append(steps: readonly ScriptStep[]): void;
   /** Replies not yet consumed. */
   pending(): number;
+  /**
+   * Drops the next `count` replies: a resumed session already holds them (the CLI
+   * skips one per scripted reply in the session, so `--continue` goes on where the
+   * script left off instead of starting again).
+   */
+  skip(count: number): void;
   /** Unregisters the faux provider. */
   dispose(): void;
 }
@@ -139,13 +146,25 @@ export function createScriptedModel(
     };
   // Validate compact replies now, so a typo fails where the script is written, not mid-run.
   for (const step of steps) if (typeof step !== "function") toAssistantMessage(step);
-  faux.setResponses(steps.map(wrap));
+  // What the faux provider was last given; consumed = queued.length - pending.
+  let queued = steps.map(wrap);
+  faux.setResponses(queued);
   return {
     model: faux.getModel(),
     requests,
     append(more) {
       for (const step of more) if (typeof step !== "function") toAssistantMessage(step);
-      faux.appendResponses(more.map(wrap));
+      const wrapped = more.map(wrap);
+      queued = [...queued, ...wrapped];
+      faux.appendResponses(wrapped);
+    },
+    skip(count) {
+      if (!Number.isInteger(count) || count < 0)
+        throw new RangeError(`skip: expected a count >= 0, got ${count}`);
+      if (count === 0) return;
+      const consumed = queued.length - faux.getPendingResponseCount();
+      queued = queued.slice(consumed + count);
+      faux.setResponses(queued);
     },
     pending: () => faux.getPendingResponseCount(),
     dispose: () => faux.unregister(),

@@ -6,13 +6,16 @@
  */
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
-import { AgentHarness, MemoryStorage, Session, SessionStore } from "@rein/harness";
+import { AgentHarness, isHarnessError, MemoryStorage, Session, SessionStore } from "@rein/harness";
 import { loadPlugins, type PluginHost, type ScriptStep } from "@rein/sdk";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { lineOfKey } from "../config/validate-config.js";
-import { configError, pluginError, sessionNotFound } from "../errors.js";
+import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
+import { pluginSetupError } from "./plugin-failure.js";
+import { perRequestSignal } from "./request-signal.js";
+import { scriptRepliesGiven } from "./script-resume.js";
 
 export interface AgentOptions {
   cwd: string;
@@ -54,16 +57,17 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   if (options.ephemeral) {
     session = Session.create(new MemoryStorage());
   } else if (options.sessionId) {
-    try {
-      session = store.open(options.sessionId);
-    } catch (error) {
-      throw sessionNotFound(`cannot open session "${options.sessionId}": ${(error as Error).message}`, error);
-    }
+    const id = options.sessionId;
+    session = openSession(() => store.open(id), `session "${id}"`);
   } else {
-    const latest = options.continueLatest ? store.openLatest() : undefined;
+    const latest = options.continueLatest
+      ? openSession(() => store.openLatest(), "the latest session")
+      : undefined;
     session = latest ?? store.create({ cwd: options.cwd });
     fresh = latest === undefined;
   }
+  // A resumed scripted run goes on after the replies its session already holds.
+  if (model.scripted && !fresh) model.scripted.skip(scriptRepliesGiven(session, model.scripted));
   const { config } = loaded;
   const harness = new AgentHarness({
     session,
@@ -71,6 +75,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     cwd: options.cwd,
     durability: "save-point",
     requestOptions: model.requestOptions,
+    streamFn: perRequestSignal(),
+    ...(config.retry !== undefined ? { retry: config.retry } : {}),
     ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
@@ -97,13 +103,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     session.close();
     if (removable) rmSync(removable, { force: true });
     model.scripted?.dispose();
-    if (error instanceof Error && "exitCode" in error) throw error;
-    const plugin = (error as { plugin?: string }).plugin;
-    throw pluginError((error as Error).message, {
-      ...(loaded.file ? { file: loaded.file } : {}),
-      ...(plugin ? { plugin } : {}),
-      cause: error,
-    });
+    if (error instanceof CliError) throw error;
+    throw pluginSetupError(error, loaded, plugins);
   }
   return {
     harness,
@@ -123,6 +124,16 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       }
     },
   };
+}
+
+/** Opens an existing session; a lock held by a live run is a one-line `session` error (exit 2). */
+function openSession<T>(open: () => T, what: string): T {
+  try {
+    return open();
+  } catch (error) {
+    if (isHarnessError(error, "session_in_use")) throw sessionInUse(error.message, error);
+    throw sessionNotFound(`cannot open ${what}: ${(error as Error).message}`, error);
+  }
 }
 
 function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): ResolvedModel {

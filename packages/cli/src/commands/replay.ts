@@ -5,9 +5,10 @@
  */
 import type { DecisionRecord } from "@rein/harness";
 import { evaluateToolCall } from "@rein/sdk";
-import { inspectionAgent } from "../agent/build-agent.js";
+import { type Agent, inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
+import { reserveStdout } from "../ui/json-stdout.js";
 import { shorten, terminal } from "../ui/terminal.js";
 import { openReadOnly } from "./session-access.js";
 
@@ -39,7 +40,16 @@ export async function replayCommand(
   globals: GlobalOptions,
 ): Promise<number> {
   const session = await openReadOnly(id, globals);
-  const agent = await inspectionAgent(globals);
+  // Plugins load and gates run with stdout reserved: their console output goes to stderr.
+  const json = options.json ? reserveStdout() : undefined;
+  let agent: Agent;
+  try {
+    agent = await inspectionAgent(globals);
+  } catch (error) {
+    json?.release();
+    session.close();
+    throw error;
+  }
   const term = terminal();
   const lines: ReplayLine[] = [];
   try {
@@ -81,7 +91,11 @@ export async function replayCommand(
     }
   } finally {
     session.close();
-    await agent.dispose();
+    try {
+      await agent.dispose();
+    } finally {
+      json?.release();
+    }
   }
   const changed = lines.filter((line) => line.changed).length;
   if (options.json) {

@@ -10,8 +10,10 @@ import type { ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
+import { onStdoutClosed } from "../ui/closed-pipe.js";
+import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { attachRenderer } from "../ui/run-renderer.js";
-import { terminal } from "../ui/terminal.js";
+import { type Terminal, terminal } from "../ui/terminal.js";
 import { chatLoop } from "./chat.js";
 
 export interface RunOptions {
@@ -54,34 +56,53 @@ export async function runCommand(
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
 
   const term = terminal();
-  const agent = await buildAgent({
-    cwd: globals.cwd,
-    configPath: globals.config,
-    sessionId: options.session,
-    continueLatest: options.continue === true,
-    script,
-  });
-  const detach = attachRenderer(agent.harness, term, { json: options.json === true });
+  // Reserved before plugins load: their console output must not mix into the JSON lines.
+  const json: JsonOut | undefined = options.json ? reserveStdout() : undefined;
+  try {
+    const agent = await buildAgent({
+      cwd: globals.cwd,
+      configPath: globals.config,
+      sessionId: options.session,
+      continueLatest: options.continue === true,
+      script,
+    });
+    return await runAgent(agent, { prompt, chat, json, term });
+  } finally {
+    json?.release();
+  }
+}
+
+async function runAgent(
+  agent: Agent,
+  run: { prompt: string; chat: boolean; json: JsonOut | undefined; term: Terminal },
+): Promise<number> {
+  const { term, json } = run;
+  const detach = attachRenderer(agent.harness, term, { json, endpoint: agent.model.endpoint });
   let interrupts = 0;
   const onInterrupt = () => {
     interrupts++;
     if (interrupts === 1 && agent.harness.phase !== "idle") {
-      if (!options.json) term.err.write(`\n${term.c.yellow("■ stopping… (Ctrl-C again to quit)")}\n`);
+      if (!json) term.err.write(`\n${term.c.yellow("■ stopping… (Ctrl-C again to quit)")}\n`);
       agent.harness.abort("interrupted by Ctrl-C");
       return;
     }
     process.exit(ExitCode.failed);
   };
   process.on("SIGINT", onInterrupt);
+  // The reader of stdout went away (`| head`, `| grep -m1`): stop as on Ctrl-C, so every tool call gets its result.
+  const offClosed = onStdoutClosed(() => {
+    if (agent.harness.phase !== "idle") agent.harness.abort("stdout closed");
+  });
   // A tool may wait on nothing but the abort signal; without a handle Node would end the process mid-run.
   const keepAlive = setInterval(() => undefined, 1 << 30);
   try {
-    if (chat) return await chatLoop(agent, term);
-    const outcome = await promptOnce(agent, prompt);
-    if (!options.json) sessionNote(agent, term);
-    return exitCodeOf(outcome, term, options.json === true);
+    if (run.chat) return await chatLoop(agent, term);
+    const outcome = await promptOnce(agent, run.prompt);
+    if (!json) sessionNote(agent, term);
+    return exitCodeOf(outcome, term, json !== undefined);
   } finally {
     clearInterval(keepAlive);
+    offClosed();
     process.off("SIGINT", onInterrupt);
     detach();
     await agent.dispose();
@@ -96,13 +117,13 @@ async function promptOnce(agent: Agent, prompt: string): Promise<RunOutcome> {
   }
 }
 
-function exitCodeOf(outcome: RunOutcome, term: ReturnType<typeof terminal>, json: boolean): number {
+function exitCodeOf(outcome: RunOutcome, term: Terminal, json: boolean): number {
   if (outcome.status === "completed") return ExitCode.ok;
   if (!json && outcome.status === "blocked")
     term.err.write(`${term.c.red("✗ run blocked:")} ${outcome.reason ?? ""}\n`);
   return ExitCode.failed;
 }
 
-function sessionNote(agent: Agent, term: ReturnType<typeof terminal>) {
+function sessionNote(agent: Agent, term: Terminal) {
   term.err.write(term.c.dim(`session ${agent.session.id.slice(0, 8)} · resume with rein run --continue\n`));
 }

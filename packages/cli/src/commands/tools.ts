@@ -2,10 +2,21 @@
 import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
+import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { terminal } from "../ui/terminal.js";
 import { describeServer, mcpServers } from "./mcp-status.js";
 
 export async function toolsCommand(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
+  // Reserved before plugins load: their console output goes to stderr, stdout stays one JSON document.
+  const json = options.json ? reserveStdout() : undefined;
+  try {
+    return await listTools(json, globals);
+  } finally {
+    json?.release();
+  }
+}
+
+async function listTools(json: JsonOut | undefined, globals: GlobalOptions): Promise<number> {
   const agent = await inspectionAgent(globals);
   const term = terminal();
   try {
@@ -19,8 +30,8 @@ export async function toolsCommand(options: { json?: boolean }, globals: GlobalO
       parameters: JSON.parse(JSON.stringify(tool.parameters)) as unknown,
     }));
     const servers = mcpServers(agent.session.entries());
-    if (options.json) {
-      term.out.write(`${JSON.stringify(tools, null, 2)}\n`);
+    if (json) {
+      json.write(`${JSON.stringify(tools, null, 2)}\n`);
       for (const server of servers.filter((s) => s.state !== "ready")) {
         term.err.write(`mcp server ${describeServer(server).line}: ${server.reason ?? ""}\n`);
       }

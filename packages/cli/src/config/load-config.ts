@@ -8,8 +8,9 @@ import { dirname, resolve } from "node:path";
 import type { ReinConfig } from "@rein/sdk";
 import { configError } from "../errors.js";
 import { findConfig } from "./find-config.js";
+import { parseJsonConfig } from "./json-config.js";
 import { lineFromError, type ModuleLoader, moduleLoader } from "./module-loader.js";
-import { validateConfig } from "./validate-config.js";
+import { CONFIG_OPTIONS, validateConfig } from "./validate-config.js";
 
 export interface LoadedConfig {
   /** The config file, or undefined when none was found (defaults apply). */
@@ -39,17 +40,7 @@ export async function loadConfig(options: {
   const text = readFileSync(file, "utf8");
   let raw: unknown;
   if (file.endsWith(".json")) {
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      const position = /position (\d+)/.exec(String(error));
-      const line = position ? text.slice(0, Number(position[1])).split("\n").length : undefined;
-      throw configError(`invalid JSON: ${(error as Error).message}`, {
-        file,
-        ...(line ? { line } : {}),
-        cause: error,
-      });
-    }
+    raw = parseJsonConfig(text, file);
   } else {
     let namespace: Record<string, unknown>;
     try {
@@ -62,6 +53,15 @@ export async function loadConfig(options: {
         ...(line ? { line } : {}),
         cause: error,
       });
+    }
+    const named = Object.keys(namespace).filter((key) => key !== "__esModule");
+    // `module.exports = { model, ... }` arrives as the namespace itself; anything else needs a default export.
+    const commonJsConfig = named.every((key) => (CONFIG_OPTIONS as readonly string[]).includes(key));
+    if (!("default" in namespace) && !commonJsConfig) {
+      throw configError(
+        `no default export${named.length > 0 ? ` (found ${named.map((n) => `"${n}"`).join(", ")})` : ""}`,
+        { file, hint: "export the config as the default: export default defineConfig({ ... })" },
+      );
     }
     raw = "default" in namespace ? namespace.default : namespace;
   }

@@ -21,7 +21,17 @@ export interface ResolvedModel {
   scripted?: ScriptedModel;
   /** How it was chosen, for `doctor`. */
   description: string;
+  /** The base URL requests go to (none for a scripted model), named in model errors. */
+  endpoint?: string;
 }
+
+/**
+ * Provider clients (the OpenAI and Anthropic SDKs) retry on their own, silently,
+ * with their own backoff; the harness retries too, announced by `retry` events.
+ * One mechanism: the clients' retries are turned off and the harness's bounded,
+ * visible retry is the only one.
+ */
+const CLIENT_RETRIES_OFF = { maxRetries: 0 } as const;
 
 /** API-key variables of common providers, to say which one to set (pi-ai reads them). */
 const KEY_VARIABLES: Record<string, string> = {
@@ -81,7 +91,7 @@ export function resolveModel(
     (entry) => name === entry.id || name === `${entry.provider ?? "custom"}/${entry.id}`,
   );
   if (custom) {
-    const requestOptions: Record<string, unknown> = {};
+    const requestOptions: Record<string, unknown> = { ...CLIENT_RETRIES_OFF };
     if (custom.apiKeyEnv) {
       const key = process.env[custom.apiKeyEnv];
       if (!key) throw modelError(`no API key for model "${name}"`, `set ${custom.apiKeyEnv}`);
@@ -90,7 +100,12 @@ export function resolveModel(
       // OpenAI-compatible clients insist on some key; local servers ignore it.
       requestOptions.apiKey = "rein-no-key";
     }
-    return { model: customModel(custom), requestOptions, description: `custom endpoint ${custom.baseUrl}` };
+    return {
+      model: customModel(custom),
+      requestOptions,
+      description: `custom endpoint ${custom.baseUrl}`,
+      endpoint: custom.baseUrl,
+    };
   }
   const slash = name.indexOf("/");
   if (slash <= 0) {
@@ -111,5 +126,10 @@ export function resolveModel(
   if (!model) throw modelError(`unknown model "${name}"`, `run \`rein models --provider ${provider}\``);
   const apiKey = getEnvApiKey(provider);
   if (!apiKey) throw modelError(`no API key for provider "${provider}"`, `set ${keyVariable(provider)}`);
-  return { model, requestOptions: { apiKey }, description: `${provider}/${id}` };
+  return {
+    model,
+    requestOptions: { apiKey, ...CLIENT_RETRIES_OFF },
+    description: `${provider}/${id}`,
+    ...(model.baseUrl ? { endpoint: model.baseUrl } : {}),
+  };
 }

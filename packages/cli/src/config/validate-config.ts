@@ -6,7 +6,8 @@
 import type { ReinConfig } from "@rein/sdk";
 import { configError } from "../errors.js";
 
-const TOP_LEVEL = [
+/** The config's top-level options. */
+export const CONFIG_OPTIONS = [
   "model",
   "models",
   "plugins",
@@ -16,6 +17,7 @@ const TOP_LEVEL = [
   "thinkingLevel",
   "compaction",
   "mcpServe",
+  "retry",
 ] as const;
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -87,17 +89,47 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
   }
   const config = raw as Record<string, unknown>;
   for (const key of Object.keys(config)) {
-    if (!(TOP_LEVEL as readonly string[]).includes(key)) {
-      const suggestion = closest(key, TOP_LEVEL);
+    if (!(CONFIG_OPTIONS as readonly string[]).includes(key)) {
+      const suggestion = closest(key, CONFIG_OPTIONS);
       const line = lineOfKey(source.text, key);
       throw configError(
-        `unknown option "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; known options: ${TOP_LEVEL.join(", ")}`,
+        `unknown option "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; known options: ${CONFIG_OPTIONS.join(", ")}`,
         { ...(source.file ? { file: source.file } : {}), ...(line ? { line } : {}) },
       );
     }
   }
 
-  const { model, models, plugins, tools, session, systemPrompt, thinkingLevel, compaction } = config;
+  const { model, models, plugins, tools, session, systemPrompt, thinkingLevel, compaction, retry } = config;
+  if (retry !== undefined) {
+    if (typeof retry !== "object" || retry === null || Array.isArray(retry)) {
+      fail("retry", "{ enabled?, maxAttempts?, baseDelayMs?, maxDelayMs? }", retry);
+    }
+    const settings = retry as Record<string, unknown>;
+    for (const key of Object.keys(settings)) {
+      if (!["enabled", "maxAttempts", "baseDelayMs", "maxDelayMs"].includes(key)) {
+        fail(`retry.${key}`, "one of enabled, maxAttempts, baseDelayMs, maxDelayMs", key, key);
+      }
+    }
+    if (settings.enabled !== undefined && typeof settings.enabled !== "boolean") {
+      fail("retry.enabled", "a boolean", settings.enabled, "enabled");
+    }
+    if (
+      settings.maxAttempts !== undefined &&
+      !(
+        typeof settings.maxAttempts === "number" &&
+        Number.isInteger(settings.maxAttempts) &&
+        settings.maxAttempts >= 1
+      )
+    ) {
+      fail("retry.maxAttempts", "an integer >= 1", settings.maxAttempts, "maxAttempts");
+    }
+    for (const key of ["baseDelayMs", "maxDelayMs"] as const) {
+      const value = settings[key];
+      if (value !== undefined && !(typeof value === "number" && Number.isFinite(value) && value >= 0)) {
+        fail(`retry.${key}`, "a number of milliseconds >= 0", value, key);
+      }
+    }
+  }
   if (compaction !== undefined) {
     if (typeof compaction !== "object" || compaction === null || Array.isArray(compaction)) {
       fail("compaction", "{ enabled?, reserveTokens?, keepRecentTokens? }", compaction);

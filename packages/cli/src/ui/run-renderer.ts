@@ -5,24 +5,33 @@
  */
 import type { AgentHarness, HarnessEvent } from "@rein/harness";
 import yoctoSpinner from "yocto-spinner";
+import type { JsonOut } from "./json-stdout.js";
+import { modelFailures } from "./model-failures.js";
 import { shorten, type Terminal } from "./terminal.js";
 
 export interface RendererOptions {
-  json: boolean;
+  /** Print every event as one JSON line here instead of rendering it. */
+  json?: JsonOut | undefined;
+  /** Where model requests go (base URL), named in model errors and retry notices. */
+  endpoint?: string | undefined;
 }
 
 export function attachRenderer(harness: AgentHarness, term: Terminal, options: RendererOptions): () => void {
-  if (options.json) {
+  const { json } = options;
+  if (json) {
     return harness.subscribe(
       (event) => {
-        term.out.write(`${JSON.stringify(event)}\n`);
+        json.write(`${JSON.stringify(event)}\n`);
       },
       { owner: "rein-cli" },
     );
   }
   const { c } = term;
+  const failures = modelFailures(term, options.endpoint);
   const spinner = term.interactive ? yoctoSpinner({ stream: term.err, text: "thinking" }) : undefined;
   let answerOpen = false;
+  // A denied call's error result repeats the decision line: show the decision once.
+  const denied = new Set<string>();
   const stopSpinner = () => {
     if (spinner?.isSpinning) spinner.stop();
   };
@@ -30,11 +39,16 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
     if (answerOpen) term.out.write("\n");
     answerOpen = false;
   };
-  const header = (toolName: string, args: unknown) =>
-    term.err.write(`${c.cyan("→")} ${c.bold(toolName)} ${c.dim(shorten(args, 100))}\n`);
-  /** Calls whose header a decision line already printed. */
   const announced = new Set<string>();
+  const announceCall = (call: { toolCallId: string; toolName: string; args: unknown }) => {
+    if (announced.has(call.toolCallId)) return;
+    announced.add(call.toolCallId);
+    stopSpinner();
+    endAnswer();
+    term.err.write(`${c.cyan("→")} ${c.bold(call.toolName)} ${c.dim(shorten(call.args, 100))}\n`);
+  };
   const render = (event: HarnessEvent) => {
+    failures.observe(event);
     switch (event.type) {
       case "turn_start":
         spinner?.start("thinking");
@@ -50,28 +64,19 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         if (event.message.role === "assistant") {
           stopSpinner();
           endAnswer();
-          if (event.message.stopReason === "error")
-            term.err.write(`${c.red("✗ model error:")} ${event.message.errorMessage ?? "unknown"}\n`);
           if (event.message.stopReason === "aborted") term.err.write(`${c.yellow("■ aborted")}\n`);
         }
         break;
       case "tool_execution_start":
-        stopSpinner();
-        endAnswer();
-        if (!announced.delete(event.toolCallId)) header(event.toolName, event.args);
+        announceCall(event);
         break;
       case "tool_decision":
-        // The decision comes before the call starts (a denied call never starts): name the call here.
+        // Whichever comes first (a denied call may never start), the call's line is shown once, before its decision.
+        announceCall(event);
         if (event.decision === "deny") {
-          stopSpinner();
-          endAnswer();
-          header(event.toolName, event.args);
+          denied.add(event.toolCallId);
           term.err.write(`  ${c.red("✗ denied")} by ${c.bold(event.by)}: ${event.reason}\n`);
         } else if (event.askedBy) {
-          stopSpinner();
-          endAnswer();
-          header(event.toolName, event.args);
-          announced.add(event.toolCallId);
           term.err.write(`  ${c.green("✓ allowed")} by ${c.bold(event.by)} (asked by ${event.askedBy})\n`);
         }
         break;
@@ -79,6 +84,11 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         if (spinner) spinner.text = `${event.toolName}…`;
         break;
       case "tool_execution_end": {
+        announced.delete(event.toolCallId);
+        if (denied.delete(event.toolCallId)) {
+          spinner?.start("thinking");
+          break;
+        }
         const first = event.result.content.find((block) => block.type === "text");
         const summary = first?.type === "text" ? shorten(first.text, 100) : "";
         if (event.isError) term.err.write(`  ${c.red("✗")} ${c.dim(summary)}\n`);
@@ -91,6 +101,9 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
           `${c.yellow("! plugin")} ${c.bold(event.plugin)} ${c.yellow(`failed in ${event.hook}:`)} ${event.message}\n`,
         );
         break;
+      case "retry":
+        if (spinner) spinner.text = `retrying (attempt ${event.attempt}/${event.maxAttempts})`;
+        break;
       case "agent_end":
         stopSpinner();
         endAnswer();
@@ -102,6 +115,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
   const unsubscribe = harness.subscribe(render, { owner: "rein-cli" });
   return () => {
     stopSpinner();
+    failures.flush();
     unsubscribe();
   };
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `pnpm check`: every gate, quietly. Each step prints only its failures (vitest
+# keeps its closing summary); a failing step names itself and stops the check.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+
+step() {
+  local name=$1
+  shift
+  if ! "$@"; then
+    echo "check: ${name} failed" >&2
+    exit 1
+  fi
+}
+
+step "system packages" bash scripts/system-packages.sh
+step "build (tsc -b)" tsc -b
+step "typecheck (tsconfig.tests.json)" tsc -p tsconfig.tests.json
+step "lint (biome)" biome check --log-level=error --diagnostic-level=warn .
+# Bump lists go to stdout; a missing changeset is reported on stderr.
+step "changeset status" sh -c 'changeset status >/dev/null'
+# The minimal reporter prints only failed files and tests (with their logs), then the summary.
+step "tests (vitest)" vitest run --reporter=minimal "$@"
