@@ -58,6 +58,8 @@ export interface ToolCallEvaluation {
   gate?: AttributedVerdict;
   /** For an answered `ask`: who asked. */
   askedBy?: string;
+  /** For an `ask` no `permissionAsk` tap answered (denied): set, like the run's record. */
+  unanswered?: true;
   /** Whether the harness has a tool of that name (arguments are validated only then). */
   registered: boolean;
 }
@@ -166,6 +168,7 @@ export async function evaluateToolCall(
       decision: "deny",
       by: gate.by,
       reason: `${gate.reason} (asked, but no permission handler answered: denied)`,
+      unanswered: true,
     });
   }
   return result({
