@@ -8,11 +8,12 @@ import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { AgentHarness, MemoryStorage, Session, SessionStore } from "@rein/harness";
 import { loadPlugins, type PluginHost, type ScriptStep } from "@rein/sdk";
+import { pluginLoadError } from "../config/entry-location.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { lineOfKey } from "../config/validate-config.js";
-import { configError, pluginError, sessionNotFound } from "../errors.js";
+import { configError, sessionNotFound } from "../errors.js";
 
 export interface AgentOptions {
   cwd: string;
@@ -98,12 +99,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     if (removable) rmSync(removable, { force: true });
     model.scripted?.dispose();
     if (error instanceof Error && "exitCode" in error) throw error;
-    const plugin = (error as { plugin?: string }).plugin;
-    throw pluginError((error as Error).message, {
-      ...(loaded.file ? { file: loaded.file } : {}),
-      ...(plugin ? { plugin } : {}),
-      cause: error,
-    });
+    throw pluginLoadError(loaded, plugins, error);
   }
   return {
     harness,
