@@ -116,3 +116,4 @@ export {
   toAssistantMessage,
 } from "./scripted-model.js";
 export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";
+export { type TruncatedOutput, type TruncateOptions, truncateOutput } from "./truncate-output.js";
