@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { packageScaffold } from "../src/scaffold/package-scaffold.js";
 import { documents, extractSnippets, typecheckSnippets } from "./support/doc-snippets.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
@@ -23,6 +24,16 @@ describe("documentation snippets", { timeout: 120_000 }, () => {
     expect(files.length).toBeGreaterThanOrEqual(6);
     const problems = typecheckSnippets(root, snippets, ".cache/rein-doc-snippets");
     expect(problems.map((p) => `${p.doc}:${p.line}: ${p.message}`)).toEqual([]);
+  });
+
+  it("the tool-pack guide shows exactly the files `rein init --tool-pack` writes", () => {
+    const scaffold = Object.fromEntries(
+      packageScaffold({ kind: "tool-pack", packageName: "@acme/rein-tools-words", reinVersion: "0.1.0" }),
+    );
+    const guide = snippets.filter((s) => s.doc === "docs/guides/tool-pack.md");
+    for (const file of ["src/index.ts", "test/index.test.ts"]) {
+      expect(`${guide.find((s) => s.file === file)?.code}\n`, file).toBe(scaffold[file]);
+    }
   });
 
   it("catch a snippet that does not compile (the checker can fail)", () => {

@@ -48,7 +48,7 @@ export function extractSnippets(root: string, doc: string): Snippet[] {
 export function documents(root: string): string[] {
   const docs = readdirSync(join(root, "docs"), { recursive: true })
     .map(String)
-    .filter((name) => name.endsWith(".md") && !name.startsWith("reference"))
+    .filter((name) => name.endsWith(".md") && !name.startsWith("reference") && !name.includes("node_modules"))
     .map((name) => join("docs", name));
   const readmes = ["README.md"];
   for (const parent of ["packages", "packages/plugins", "examples"]) {
@@ -108,7 +108,7 @@ export function typecheckSnippets(root: string, snippets: Snippet[], scratch: st
       dirname(snippet.doc),
       "node_modules",
       scratch,
-      snippet.doc.replaceAll("/", "__"),
+      snippet.doc.replaceAll("/", "__").replace(/\.md$/, ""),
       snippet.file,
     );
     mkdirSync(dirname(path), { recursive: true });
