@@ -44,6 +44,20 @@ export function buildProgram(
     );
 
   program
+    .command("dev")
+    .description(
+      "chat with the configured agent, reloading config and plugins when their files change (/reload too)",
+    )
+    .option("--session <id>", "resume a session (id or unique prefix)")
+    .option("--continue", "resume the latest session")
+    .option("--script <file>", "use a scripted model: a JSON array of replies (offline)")
+    .action((options) =>
+      run(async (g) =>
+        (await import("./commands/run.js")).runCommand([], { ...options, chat: true, watch: true }, g),
+      ),
+    );
+
+  program
     .command("init")
     .description("scaffold rein.config.ts and an example plugin with a test, or a plugin / tool-pack package")
     .option("--force", "overwrite existing files")

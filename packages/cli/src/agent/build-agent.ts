@@ -101,7 +101,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     if (error instanceof Error && "exitCode" in error) throw error;
     throw pluginLoadError(loaded, plugins, error);
   }
-  return {
+  const agent: Agent = {
     harness,
     host,
     session,
@@ -112,13 +112,15 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     async dispose() {
       try {
         await harness.close(2_000);
-        await host.dispose();
+        // The current host: a reload (agent/reload.ts) may have replaced it.
+        await agent.host.dispose();
       } finally {
         session.close();
         model.scripted?.dispose();
       }
     },
   };
+  return agent;
 }
 
 function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): ResolvedModel {

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import type { RunOutcome } from "@rein/harness";
 import type { ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
+import { liveReload } from "../agent/live-reload.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { attachRenderer } from "../ui/run-renderer.js";
@@ -21,6 +22,8 @@ export interface RunOptions {
   script?: string;
   /** Chat even when stdin is not a terminal (lines from a pipe). */
   chat?: boolean;
+  /** Reload config and plugins when files in the config's folder change (`rein dev`). */
+  watch?: boolean;
 }
 
 export function readScript(file: string, cwd: string): ScriptStep[] {
@@ -48,7 +51,12 @@ export async function runCommand(
   if (options.session && options.continue) throw usageError("use either --session or --continue, not both");
   const script = options.script ? readScript(options.script, globals.cwd) : undefined;
   let prompt = promptWords.join(" ").trim();
-  const chat = options.chat === true || (prompt === "" && process.stdin.isTTY === true && !options.json);
+  if (options.watch && prompt !== "")
+    throw usageError("rein dev is a chat: give prompts on its input, not as arguments");
+  const chat =
+    options.chat === true ||
+    options.watch === true ||
+    (prompt === "" && process.stdin.isTTY === true && !options.json);
   if (prompt === "" && !chat && process.stdin.isTTY !== true) prompt = await readStdin();
   if (prompt === "" && !chat)
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
@@ -76,7 +84,16 @@ export async function runCommand(
   // A tool may wait on nothing but the abort signal; without a handle Node would end the process mid-run.
   const keepAlive = setInterval(() => undefined, 1 << 30);
   try {
-    if (chat) return await chatLoop(agent, term);
+    if (chat) {
+      const live = liveReload(agent, { cwd: globals.cwd, configPath: globals.config }, term, {
+        watch: options.watch === true,
+      });
+      try {
+        return await chatLoop(agent, term, live);
+      } finally {
+        live.close();
+      }
+    }
     const outcome = await promptOnce(agent, prompt);
     if (!options.json) sessionNote(agent, term);
     return exitCodeOf(outcome, term, options.json === true);
