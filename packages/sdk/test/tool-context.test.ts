@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defineTool, Type } from "../src/index.js";
+import { defineTool, type ToolResult, Type } from "../src/index.js";
 import { toolContext } from "../src/testing/index.js";
 
 const slow = defineTool({
@@ -7,7 +7,7 @@ const slow = defineTool({
   description: "reports progress, stops on abort",
   parameters: Type.Object({}),
   execute: (_args, ctx) =>
-    new Promise((resolve) => {
+    new Promise<ToolResult>((resolve) => {
       ctx.update({ content: [{ type: "text", text: `started in ${ctx.cwd}` }] });
       ctx.signal.addEventListener("abort", () =>
         resolve({ content: [{ type: "text", text: "stopped" }], isError: true }),

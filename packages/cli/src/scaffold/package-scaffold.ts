@@ -161,7 +161,9 @@ export const countWords = defineTool({
   description: "Count the words in a text and list the most frequent ones, most frequent first.",
   parameters: Type.Object({
     text: Type.String({ description: "the text to count" }),
-    top: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: "how many words to list (default 10)" })),
+    top: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, description: "how many words to list (default 10)" }),
+    ),
   }),
   risk: "read",
   idempotent: true,
@@ -199,7 +201,10 @@ it("counts words and lists the most frequent first", async () => {
 it("runs in an agent: the model's call is validated and answered", async () => {
   const t = await createTestHarness({
     tools,
-    script: [{ toolCalls: [{ name: "count_words", args: { text: "one two two" } }] }, "Two words, one repeated."],
+    script: [
+      { toolCalls: [{ name: "count_words", args: { text: "one two two" } }] },
+      "Two words, one repeated.",
+    ],
   });
   await t.prompt("count");
   const results = t.messages().filter((message) => message.role === "toolResult");
