@@ -88,4 +88,24 @@ describe("plugin entries at fault", { timeout: 60_000 }, () => {
     expect(result.stderr).toMatch(/typo\.ts:6/);
     expect(result.stderr).not.toContain("Cannot read properties");
   });
+
+  it("a plugin whose setup throws is named with plugins[i] and the line in its own file", async () => {
+    const dir = project({
+      "rein.config.ts": config(`"./broken.ts"`),
+      "typo-free.ts": OK_PLUGIN,
+      "broken.ts": `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "broken",
+  setup() {
+    const settings = JSON.parse("null");
+    settings.level.push(1);
+  },
+});
+`,
+    });
+    const result = await rein(["plugins"], dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('rein.config.ts:6: plugins[1]: plugin "broken" failed in setup');
+    expect(result.stderr).toMatch(/in \/.*broken\.ts:6/);
+  });
 });
