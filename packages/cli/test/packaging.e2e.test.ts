@@ -9,7 +9,8 @@
  * dependencies come from npm's cache or the npm registry.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,10 +18,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, project } from "./support/rein-process.js";
 
 const tarballs = mkdtempSync(join(tmpdir(), "rein-pack-"));
-afterAll(() => {
+/** Folders with npm installs: removed concurrently (several node_modules trees are slow to delete). */
+const installed: string[] = [tarballs];
+afterAll(async () => {
+  await Promise.all(installed.map((dir) => rm(dir, { recursive: true, force: true })));
   cleanup();
-  rmSync(tarballs, { recursive: true, force: true });
-}, 120_000);
+}, 600_000);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const PACKED = ["packages/harness", "packages/sdk", "packages/cli", "examples/tool-pack"];
@@ -86,6 +89,7 @@ export default defineConfig({
 });
 `,
     });
+    installed.push(app);
     const install = spawnSync("npm", [...NPM_INSTALL, ...files.map((f) => join(tarballs, f))], {
       cwd: app,
       encoding: "utf8",
@@ -118,6 +122,7 @@ export default defineConfig({
   it("scaffolds a plugin and a tool pack that install, test and pack on their own, and a config uses them", async () => {
     const kinds = ["plugin", "tool-pack"] as const;
     const folders = kinds.map(() => project({}));
+    installed.push(...folders);
     await Promise.all(
       kinds.map(async (kind, i) => {
         const dir = folders[i] as string;
