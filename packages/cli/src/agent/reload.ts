@@ -61,8 +61,13 @@ export async function reloadAgent(
   try {
     agent.host = await loadPlugins(harness, entries);
   } catch (error) {
-    // Passed on the scratch harness but not here: put the previous stack back.
-    agent.host = await loadPlugins(harness, previous);
+    // Passed on the scratch harness but not here: put the previous stack back, and
+    // if even that fails, deny every call rather than run without the policies.
+    try {
+      agent.host = await loadPlugins(harness, previous);
+    } catch {
+      harness.setDefaultToolVerdict("deny");
+    }
     throw pluginLoadError(loaded, plugins, error);
   }
   harness.setActiveTools(active);
