@@ -1,15 +1,8 @@
-import { createTestHarness } from "@rein/sdk/testing";
+import { createTestHarness, toolContext } from "@rein/sdk/testing";
 import { describe, expect, it } from "vitest";
 import tools, { daysBetween, now } from "../src/index.js";
 
-const context = {
-  signal: new AbortController().signal,
-  update: () => undefined,
-  cwd: ".",
-  sessionId: "s",
-  toolCallId: "t",
-  facts: {},
-};
+const context = toolContext();
 const text = (result: { content: { type: string; text?: string }[] }) => result.content[0]?.text ?? "";
 
 describe("the tools-time pack", () => {

@@ -46,9 +46,26 @@ export function buildProgram(
     );
 
   program
+    .command("dev")
+    .description(
+      "chat with the configured agent, reloading config and plugins when their files change (/reload too)",
+    )
+    .option("--session <id>", "resume a session (id or unique prefix)")
+    .option("--continue", "resume the latest session")
+    .option("--script <file>", "use a scripted model: a JSON array of replies (offline)")
+    .action((options) =>
+      run(async (g) =>
+        (await import("./commands/run.js")).runCommand([], { ...options, chat: true, watch: true }, g),
+      ),
+    );
+
+  program
     .command("init")
-    .description("scaffold rein.config.ts and an example plugin with a test")
+    .description("scaffold rein.config.ts and an example plugin with a test, or a plugin / tool-pack package")
     .option("--force", "overwrite existing files")
+    .option("--plugin", "scaffold a standalone plugin package (build, test, changesets) in this folder")
+    .option("--tool-pack", "scaffold a standalone tool-pack package in this folder")
+    .option("--name <name>", "npm package name for --plugin / --tool-pack (default: the folder name)")
     .action((options) => run(async (g) => (await import("./commands/init.js")).initCommand(options, g)));
 
   program

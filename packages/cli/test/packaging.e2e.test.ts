@@ -2,25 +2,75 @@
  * The publishing flow, end to end: pack @rein/harness, @rein/sdk, @rein/cli and a
  * tool pack with `pnpm pack` (workspace versions rewritten as published), install
  * the tarballs with npm into a fresh project outside the workspace, and run
- * `rein tools` and a scripted `rein run` there. Our packages come only from the
- * tarballs; third-party dependencies come from npm's cache or the npm registry.
+ * `rein tools` and a scripted `rein run` there. Then, as a plugin or tool-pack
+ * author would: `rein init --plugin` / `--tool-pack` in fresh folders, npm install,
+ * the scaffold's own `npm test` and `npm pack`, and the packed packages used from a
+ * config in a third folder. Our packages come only from the tarballs; third-party
+ * dependencies come from npm's cache or the npm registry.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, project } from "./support/rein-process.js";
 
-afterAll(cleanup);
+const tarballs = mkdtempSync(join(tmpdir(), "rein-pack-"));
+/** Folders with npm installs: removed concurrently (several node_modules trees are slow to delete). */
+const installed: string[] = [tarballs];
+afterAll(async () => {
+  await Promise.all(installed.map((dir) => rm(dir, { recursive: true, force: true })));
+  cleanup();
+}, 600_000);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const PACKED = ["packages/harness", "packages/sdk", "packages/cli", "examples/tool-pack"];
+const NPM_INSTALL = ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
 
-describe("published packages install and run outside the workspace", { timeout: 600_000 }, () => {
+/** Runs a command without blocking the event loop, so independent installs overlap. */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
+  return new Promise<{ status: number | null; output: string }>((done) => {
+    const child = spawn(command, args, { cwd, env });
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.on("close", (status) => done({ status, output }));
+  });
+}
+
+/** Every `.d.ts.map` / `.js.map` under `dir` whose sources are not in the package. */
+function danglingMaps(dir: string): string[] {
+  const dangling: string[] = [];
+  for (const name of readdirSync(dir, { recursive: true }).map(String)) {
+    if (!name.endsWith(".map") || name.includes("node_modules")) continue;
+    const file = join(dir, name);
+    const map = JSON.parse(readFileSync(file, "utf8")) as { sources: string[]; sourceRoot?: string };
+    for (const source of map.sources) {
+      if (!existsSync(resolve(dirname(file), map.sourceRoot ?? "", source)))
+        dangling.push(`${name} -> ${source}`);
+    }
+  }
+  return dangling;
+}
+
+const tarball = (prefix: string) => {
+  const file = readdirSync(tarballs).find((f) => f.startsWith(prefix) && f.endsWith(".tgz"));
+  if (!file) throw new Error(`no tarball ${prefix}*`);
+  return join(tarballs, file);
+};
+
+describe("published packages install and run outside the workspace", { timeout: 900_000 }, () => {
+  let app = "";
+  const env = () => ({ ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: join(app, ".cache") });
+  const bin = () => join(app, "node_modules", ".bin", "rein");
+
   it("packs, installs with npm, lists the tool pack's tools and runs a scripted agent", () => {
-    const tarballs = mkdtempSync(join(tmpdir(), "rein-pack-"));
     for (const dir of PACKED) {
       execFileSync("npx", ["--yes", "pnpm@10.34.9", "pack", "--pack-destination", tarballs], {
         cwd: join(root, dir),
@@ -30,7 +80,7 @@ describe("published packages install and run outside the workspace", { timeout: 
     const files = readdirSync(tarballs).filter((f) => f.endsWith(".tgz"));
     expect(files).toHaveLength(4);
 
-    const app = project({
+    app = project({
       "package.json": JSON.stringify({ name: "fresh-app", private: true, type: "module" }),
       "rein.config.ts": `import { defineConfig } from "@rein/sdk";
 export default defineConfig({
@@ -39,30 +89,113 @@ export default defineConfig({
 });
 `,
     });
-    const install = spawnSync(
-      "npm",
-      [
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--prefer-offline",
-        "--loglevel=error",
-        ...files.map((f) => join(tarballs, f)),
-      ],
-      { cwd: app, encoding: "utf8" },
-    );
+    installed.push(app);
+    const install = spawnSync("npm", [...NPM_INSTALL, ...files.map((f) => join(tarballs, f))], {
+      cwd: app,
+      encoding: "utf8",
+    });
     expect(install.status, install.stderr).toBe(0);
 
-    const bin = join(app, "node_modules", ".bin", "rein");
-    const env = { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: join(app, ".cache") };
-    const tools = spawnSync(bin, ["tools"], { cwd: app, encoding: "utf8", env });
+    const tools = spawnSync(bin(), ["tools"], { cwd: app, encoding: "utf8", env: env() });
     expect(tools.status, tools.stderr).toBe(0);
     expect(tools.stdout).toContain("now");
     expect(tools.stdout).toContain("days_between");
 
-    const run = spawnSync(bin, ["run", "How long until Christmas?"], { cwd: app, encoding: "utf8", env });
-    expect(run.status, run.stderr).toBe(0);
-    expect(run.stderr).toContain("✓ 358");
-    expect(run.stdout).toContain("358 days to go.");
+    const runResult = spawnSync(bin(), ["run", "How long until Christmas?"], {
+      cwd: app,
+      encoding: "utf8",
+      env: env(),
+    });
+    expect(runResult.status, runResult.stderr).toBe(0);
+    expect(runResult.stderr).toContain("✓ 358");
+    expect(runResult.stdout).toContain("358 days to go.");
+  });
+
+  it("ships the sources its .d.ts.map and .js.map files point at", () => {
+    for (const name of ["@rein/harness", "@rein/sdk", "@rein/cli", "@rein-examples/tools-time"]) {
+      const dir = join(app, "node_modules", name);
+      expect(readdirSync(join(dir, "dist")).some((f) => f.endsWith(".d.ts.map"))).toBe(true);
+      expect(danglingMaps(dir), name).toEqual([]);
+    }
+  });
+
+  it("scaffolds a plugin and a tool pack that install, test and pack on their own, and a config uses them", async () => {
+    const kinds = ["plugin", "tool-pack"] as const;
+    const folders = kinds.map(() => project({}));
+    installed.push(...folders);
+    await Promise.all(
+      kinds.map(async (kind, i) => {
+        const dir = folders[i] as string;
+        const init = spawnSync(bin(), ["init", `--${kind}`, "--name", `@acme/rein-${kind}`], {
+          cwd: dir,
+          encoding: "utf8",
+          env: env(),
+        });
+        expect(init.status, init.stderr).toBe(0);
+        // The scaffold's devDependency on @rein/sdk comes from the tarball (not yet on the registry).
+        const install = await run(
+          "npm",
+          [...NPM_INSTALL, "--save-dev", tarball("rein-harness-"), tarball("rein-sdk-")],
+          dir,
+        );
+        expect(install.status, install.output).toBe(0);
+        const test = await run("npm", ["test"], dir);
+        expect(test.status, test.output).toBe(0);
+        expect(test.output).toMatch(/2 passed/);
+        const typecheck = await run("npm", ["run", "typecheck"], dir);
+        expect(typecheck.status, typecheck.output).toBe(0);
+        const pack = await run("npm", ["pack", "--pack-destination", tarballs], dir);
+        expect(pack.status, pack.output).toBe(0);
+      }),
+    );
+    const pluginTarball = tarball("acme-rein-plugin-");
+    const packTarball = tarball("acme-rein-tool-pack-");
+    const listing = spawnSync("tar", ["-tzf", packTarball], { encoding: "utf8" }).stdout;
+    expect(listing).toContain("package/dist/index.js");
+    expect(listing).toContain("package/dist/index.d.ts");
+
+    // The third folder: the app, now with the two packed packages.
+    const install = spawnSync("npm", [...NPM_INSTALL, pluginTarball, packTarball], {
+      cwd: app,
+      encoding: "utf8",
+    });
+    expect(install.status, install.stderr).toBe(0);
+    writeFileSync(
+      join(app, "rein.config.ts"),
+      `import { defineConfig } from "@rein/sdk";
+export default defineConfig({
+  model: {
+    script: [
+      { toolCalls: [{ name: "count_words", args: { text: "to be or not to be" } }] },
+      { toolCalls: [{ name: "count_words", args: { text: "see .env" } }] },
+      "Counted.",
+    ],
+  },
+  plugins: ["@acme/rein-tool-pack", ["@acme/rein-plugin", { protect: [".env"] }]],
+});
+`,
+    );
+    const tools = spawnSync(bin(), ["tools"], { cwd: app, encoding: "utf8", env: env() });
+    expect(tools.status, tools.stderr).toBe(0);
+    expect(tools.stdout).toContain("count_words");
+    const plugins = spawnSync(bin(), ["plugins"], { cwd: app, encoding: "utf8", env: env() });
+    expect(plugins.stdout).toContain("rein-plugin");
+    expect(plugins.stdout).toContain("taps toolGate");
+
+    const agent = spawnSync(bin(), ["run", "--json", "count"], { cwd: app, encoding: "utf8", env: env() });
+    expect(agent.status, agent.stderr).toBe(0);
+    const events = agent.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
+    const decisions = events.filter((e) => e.type === "tool_decision");
+    expect(decisions.map((d) => [d.toolName, d.decision, d.by])).toEqual([
+      ["count_words", "allow", "harness:default"],
+      ["count_words", "deny", "rein-plugin:protected-path"],
+    ]);
+    const ends = events.filter((e) => e.type === "tool_execution_end") as {
+      result?: { content?: { text?: string }[] };
+    }[];
+    expect(ends[0]?.result?.content?.[0]?.text).toMatch(/^6 words\nbe 2\nto 2\nnot 1\nor 1$/);
   });
 });

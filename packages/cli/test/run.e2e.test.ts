@@ -206,6 +206,56 @@ describe("rein replay", { timeout: 90_000 }, () => {
     expect(text.stdout).toMatch(/CHANGED #1 push/);
     expect(text.stdout).toContain("no pushing on Fridays");
   });
+
+  it("an ask nobody answered replays as unchanged (exit 0), also from sessions recorded before the mark", async () => {
+    const askPolicy = (verdict: string) => `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "house-rules",
+  setup(rein) {
+    rein.hooks.toolGate.tapPromise("house-rules", async (call) =>
+      call.name === "push" ? { decision: "${verdict}", reason: "pushing needs a human", rule: "push" } : undefined);
+  },
+});
+`;
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "push", args: { remote: "origin" } }] }, "done"],
+        'plugins: ["./tools.ts", "./policy.ts"],',
+      ),
+      "tools.ts": TOOLS_PLUGIN,
+      "policy.ts": askPolicy("ask"),
+    });
+    expect((await rein(["run", "push it"], dir)).code).toBe(0);
+    const [summary] = sessionsIn(dir).list();
+    const id = summary?.id as string;
+    const file = readdirSync(join(dir, ".rein/sessions"), { recursive: true })
+      .map(String)
+      .find((name) => name.endsWith(".jsonl") && name.includes(id)) as string;
+    const sessionFile = join(dir, ".rein/sessions", file);
+    expect(readFileSync(sessionFile, "utf8")).toContain('"unanswered":true');
+
+    const replayed = await rein(["replay", "--json", id], dir);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(JSON.parse(replayed.stdout.trim())).toMatchObject({
+      tool: "push",
+      recorded: "ask",
+      recordedOutcome: "deny",
+      now: "ask",
+      changed: false,
+    });
+
+    // A session written before `unanswered` existed: only the reason tells.
+    writeFileSync(sessionFile, readFileSync(sessionFile, "utf8").replaceAll(',"unanswered":true', ""));
+    expect(readFileSync(sessionFile, "utf8")).not.toContain("unanswered");
+    const old = await rein(["replay", id], dir);
+    expect(old.code, old.stderr).toBe(0);
+    expect(old.stderr).toContain("1 tool call replayed, 0 changed");
+
+    writeFileSync(join(dir, "policy.ts"), askPolicy("deny"));
+    const tightened = await rein(["replay", id], dir);
+    expect(tightened.code).toBe(1);
+    expect(tightened.stdout).toMatch(/CHANGED #1 push .*recorded ask \(then deny\) → now deny/);
+  });
 });
 
 describe("inspection commands", { timeout: 90_000 }, () => {

@@ -41,6 +41,8 @@ export interface SdkErrorFields {
   path?: string;
   /** The hook concerned. */
   hook?: string;
+  /** The position of the entry at fault in the list given to `loadPlugins` (`plugins[index]`). */
+  index?: number;
   /** For `plugin_cleanup`: each failure, in disposal order. */
   errors?: readonly SdkError[];
   cause?: unknown;
@@ -54,6 +56,7 @@ export class SdkError extends Error {
   readonly otherPlugin?: string;
   readonly path?: string;
   readonly hook?: string;
+  readonly index?: number;
   readonly errors?: readonly SdkError[];
 
   constructor(code: SdkErrorCode, message: string, fields: SdkErrorFields = {}) {
@@ -64,6 +67,7 @@ export class SdkError extends Error {
     if (fields.otherPlugin !== undefined) this.otherPlugin = fields.otherPlugin;
     if (fields.path !== undefined) this.path = fields.path;
     if (fields.hook !== undefined) this.hook = fields.hook;
+    if (fields.index !== undefined) this.index = fields.index;
     if (fields.errors !== undefined) this.errors = fields.errors;
   }
 }
@@ -138,6 +142,27 @@ export const pluginDisposed = (plugin: string, what: string) =>
   new SdkError(SdkErrorCode.pluginDisposed, `plugin "${plugin}" was disposed; it can no longer ${what}`, {
     plugin,
   });
+
+/** The same error, marked with the position of the entry at fault. */
+export const atEntry = (error: SdkError, index: number) =>
+  new SdkError(error.code, error.message, {
+    ...(error.plugin !== undefined ? { plugin: error.plugin } : {}),
+    ...(error.tool !== undefined ? { tool: error.tool } : {}),
+    ...(error.otherPlugin !== undefined ? { otherPlugin: error.otherPlugin } : {}),
+    ...(error.path !== undefined ? { path: error.path } : {}),
+    ...(error.hook !== undefined ? { hook: error.hook } : {}),
+    ...(error.errors !== undefined ? { errors: error.errors } : {}),
+    ...(error.cause !== undefined ? { cause: error.cause } : {}),
+    index,
+  });
+
+/** A plugin used a hook the harness does not have (`rein.hooks.toolgate`). */
+export const unknownHook = (plugin: string, hook: string, suggestion: string) =>
+  new SdkError(
+    SdkErrorCode.invalidPlugin,
+    `plugin "${plugin}" uses rein.hooks.${hook}, which does not exist${suggestion}`,
+    { plugin, hook },
+  );
 
 export const unsupported = (plugin: string, what: string, hook?: string) =>
   new SdkError(SdkErrorCode.unsupported, `plugin "${plugin}": ${what}`, {

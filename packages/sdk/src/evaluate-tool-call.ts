@@ -59,6 +59,8 @@ export interface ToolCallEvaluation {
   gate?: AttributedVerdict;
   /** For an answered `ask`: who asked. */
   askedBy?: string;
+  /** For an `ask` no `permissionAsk` tap answered (denied): set, like the run's record. */
+  unanswered?: true;
   /** Whether the harness has a tool of that name (arguments are validated only then). */
   registered: boolean;
   /** What the tool's `inspect` found (canonical `paths`, a parsed `command`); `{}` without one. */
@@ -138,6 +140,7 @@ export async function evaluateToolCall(
   };
   if (decided.gate) evaluation.gate = decided.gate;
   if (decided.decision?.askedBy !== undefined) evaluation.askedBy = decided.decision.askedBy;
+  if (decided.decision?.unanswered) evaluation.unanswered = true;
   // With `skipPermission`, an ask stops at the gate: report it as the gate said.
   if (options.skipPermission && decided.gate?.decision === "ask") {
     Object.assign(evaluation, { decision: "ask", by: decided.gate.by, reason: decided.gate.reason });

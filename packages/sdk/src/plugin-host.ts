@@ -16,6 +16,7 @@
 import type { AgentHarness, AnyAgentTool } from "@rein/harness";
 import type { TapRecord } from "./attributed-hooks.js";
 import {
+  atEntry,
   cleanupFailures,
   duplicatePlugin,
   invalidPlugin,
@@ -71,6 +72,14 @@ interface PlannedEntry {
 }
 
 function plan(entry: unknown, index: number): PlannedEntry {
+  try {
+    return planEntry(entry, index);
+  } catch (error) {
+    throw isSdkError(error) && error.index === undefined ? atEntry(error, index) : error;
+  }
+}
+
+function planEntry(entry: unknown, index: number): PlannedEntry {
   if (isReinPlugin(entry)) return planPlugin(entry, undefined);
   if (Array.isArray(entry)) {
     if (entry.length > 0 && isReinPlugin(entry[0])) {
@@ -171,7 +180,9 @@ export async function loadPlugins(
     scopes.push({ scope, kind: entry.tools ? "tool-pack" : "plugin" });
     try {
       await apply(entry, scope);
-    } catch (error) {
+    } catch (caught) {
+      const index = scopes.length - 1;
+      const error = isSdkError(caught) && caught.index === undefined ? atEntry(caught, index) : caught;
       const rollback = await disposeAll(scopes.map((s) => s.scope));
       for (const failure of rollback) {
         sink({ level: "error", plugin: failure.plugin ?? entry.name, message: failure.message, args: [] });

@@ -7,15 +7,69 @@
  * removes its taps, listeners and tools and restores the default verdict it set,
  * attempting every step even when one fails, and returns the failures instead of
  * throwing halfway. Once disposed, the `rein` object refuses new registrations.
+ * `rein.hooks.<name>` for a hook that does not exist throws at once, naming the
+ * plugin, where in its source the access was, and the closest real hook, instead
+ * of `Cannot read properties of undefined (reading 'tap')` a line later.
  */
-import type { AgentHarness, AnyAgentTool, DefaultToolVerdict, EventListener, EventType } from "@rein/harness";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import type {
+  AgentHarness,
+  AnyAgentTool,
+  DefaultToolVerdict,
+  EventListener,
+  EventType,
+  HarnessHooks,
+} from "@rein/harness";
+import { HOOK_NAMES } from "@rein/harness";
 import { attributedHooks, type TapRecord } from "./attributed-hooks.js";
-import { invalidTool, pluginCleanupFailed, pluginDisposed, type SdkError } from "./errors.js";
+import { didYouMean } from "./closest-name.js";
+import { invalidTool, pluginCleanupFailed, pluginDisposed, type SdkError, unknownHook } from "./errors.js";
 import { bindRein } from "./harness-services.js";
 import { createPluginLogger, type LogSink } from "./logger.js";
 import type { Cleanup, Rein } from "./plugin.js";
 import { isAgentToolLike } from "./tool.js";
 import { addTool, removeTool } from "./tool-ownership.js";
+
+const SDK_DIR = dirname(fileURLToPath(import.meta.url));
+/** Names that generic code probes on any object (await, JSON, test matchers): never a typo. */
+const PROBED = new Set(["then", "toJSON", "asymmetricMatch", "$$typeof", "nodeType"]);
+
+/** `file:line:col` of the first stack frame outside the SDK and Node: the plugin's own code. */
+export function callerLocation(stack: string | undefined): string | undefined {
+  for (const line of (stack ?? "").split("\n").slice(1)) {
+    const match = /\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (!match?.[1]) continue;
+    const file = match[1].startsWith("file://") ? fileURLToPath(match[1]) : match[1];
+    if (file.startsWith("node:") || file.startsWith(SDK_DIR) || file.includes("/node_modules/jiti/"))
+      continue;
+    return `${file}:${match[2]}:${match[3]}`;
+  }
+  return undefined;
+}
+
+/** The hooks, refusing any name the harness does not have. */
+function guardHookNames(hooks: HarnessHooks, plugin: string): HarnessHooks {
+  const known = new Set<string>(HOOK_NAMES);
+  return new Proxy(hooks, {
+    get(target, property, receiver) {
+      if (
+        typeof property === "string" &&
+        !known.has(property) &&
+        !PROBED.has(property) &&
+        !(property in target)
+      ) {
+        const where = callerLocation(new Error().stack);
+        throw unknownHook(
+          plugin,
+          property,
+          `${didYouMean(property, HOOK_NAMES)}${where ? ` (at ${where})` : ""}`,
+        );
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
 
 export class PluginScope {
   readonly taps: TapRecord[] = [];
@@ -114,7 +168,7 @@ export class PluginScope {
     const owner = { owner: this.name };
     const rein: Rein = Object.freeze({
       plugin: Object.freeze({ name: this.name, version: this.version }),
-      hooks: attributedHooks(harness.hooks, this),
+      hooks: guardHookNames(attributedHooks(harness.hooks, this), this.name),
       on: <K extends EventType>(
         type: K,
         listener: EventListener<Extract<Parameters<EventListener>[0], { type: K }>>,

@@ -8,12 +8,12 @@ import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { AgentHarness, isHarnessError, MemoryStorage, Session, SessionStore } from "@rein/harness";
 import { loadPlugins, type PluginHost, type ScriptStep } from "@rein/sdk";
+import { pluginLoadError } from "../config/entry-location.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { lineOfKey } from "../config/validate-config.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
-import { pluginSetupError } from "./plugin-failure.js";
 import { perRequestSignal } from "./request-signal.js";
 import { scriptRepliesGiven } from "./script-resume.js";
 
@@ -104,9 +104,9 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     if (removable) rmSync(removable, { force: true });
     model.scripted?.dispose();
     if (error instanceof CliError) throw error;
-    throw pluginSetupError(error, loaded, plugins);
+    throw pluginLoadError(loaded, plugins, error);
   }
-  return {
+  const agent: Agent = {
     harness,
     host,
     session,
@@ -117,13 +117,15 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     async dispose() {
       try {
         await harness.close(2_000);
-        await host.dispose();
+        // The current host: a reload (agent/reload.ts) may have replaced it.
+        await agent.host.dispose();
       } finally {
         session.close();
         model.scripted?.dispose();
       }
     },
   };
+  return agent;
 }
 
 /** Opens an existing session; a lock held by a live run is a one-line `session` error (exit 2). */

@@ -12,6 +12,7 @@
  */
 import { createInterface, type Interface } from "node:readline";
 import type { Agent } from "../agent/build-agent.js";
+import type { LiveReload } from "../agent/live-reload.js";
 import { ExitCode } from "../errors.js";
 import type { Terminal } from "../ui/terminal.js";
 import { drawTree } from "./sessions.js";
@@ -21,6 +22,7 @@ const HELP = `/compact [instructions]   summarise older turns to free context
 /tree <entry> [--summarize] move the leaf to an entry (optionally summarising the branch you leave)
 /fork [entry]              copy the branch up to an entry (default: leaf) into a new session
 /label <entry|.> <text>    label an entry (. = the leaf); "/label <entry> -" removes it
+/reload                    reload the config and plugins (the session is kept)
 /session                   show the session id
 /exit                      leave the chat
 `;
@@ -86,7 +88,7 @@ class ChatLines {
   }
 }
 
-export async function chatLoop(agent: Agent, term: Terminal): Promise<number> {
+export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload): Promise<number> {
   const lines = new ChatLines(process.stdin);
   const { c } = term;
   term.err.write(
@@ -101,7 +103,9 @@ export async function chatLoop(agent: Agent, term: Terminal): Promise<number> {
     if (line !== "") {
       lines.release();
       try {
-        if (line.startsWith("/")) await slashCommand(agent, term, line);
+        await live?.settle();
+        if (line === "/reload" && live) await live.reload();
+        else if (line.startsWith("/")) await slashCommand(agent, term, line);
         else {
           const outcome = await agent.harness.prompt(line);
           status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;

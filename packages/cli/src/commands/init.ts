@@ -1,8 +1,15 @@
-/** `rein init`: scaffolds a config, an example policy plugin and its test. Never overwrites without --force. */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+/**
+ * `rein init`: scaffolds a config, an example policy plugin and its test (plus a
+ * tsconfig and package.json fields, so the folder typechecks and tests as
+ * written); `--plugin` / `--tool-pack` scaffold a standalone package instead
+ * (../scaffold/package-scaffold.ts). Never overwrites without --force.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 import { ExitCode, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import { type GlobalOptions, version } from "../program.js";
+import { packageScaffold } from "../scaffold/package-scaffold.js";
+import { PROJECT_TSCONFIG, projectPackageJson } from "../scaffold/project-scaffold.js";
 import { terminal } from "../ui/terminal.js";
 
 const CONFIG = `import { defineConfig } from "@rein/sdk";
@@ -83,12 +90,58 @@ it("denies a call that touches .env under any spelling, naming the rule", async 
 });
 `;
 
-export async function initCommand(options: { force?: boolean }, globals: GlobalOptions): Promise<number> {
+export interface InitOptions {
+  force?: boolean;
+  plugin?: boolean;
+  toolPack?: boolean;
+  name?: string;
+}
+
+const NPM_NAME = /^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
+
+export async function initCommand(options: InitOptions, globals: GlobalOptions): Promise<number> {
+  if (options.plugin && options.toolPack) throw usageError("choose one of --plugin and --tool-pack");
+  if (options.plugin || options.toolPack) return initPackage(options, globals);
+  const packageFile = join(globals.cwd, "package.json");
+  const packageText = existsSync(packageFile) ? readFileSync(packageFile, "utf8") : undefined;
+  let packageJson: string;
+  try {
+    packageJson = projectPackageJson(packageText, basename(globals.cwd), version());
+  } catch (error) {
+    throw usageError(`package.json: cannot read it as JSON (${(error as Error).message})`);
+  }
   const files: [string, string][] = [
     [join(globals.cwd, "rein.config.ts"), CONFIG],
     [join(globals.cwd, "plugins", "no-secrets.ts"), PLUGIN],
     [join(globals.cwd, "plugins", "no-secrets.test.ts"), TEST],
+    [join(globals.cwd, "tsconfig.json"), PROJECT_TSCONFIG],
   ];
+  writeFiles(files, options, globals);
+  // package.json is merged (fields it lacks are added), so it never blocks.
+  writeFileSync(packageFile, packageJson);
+  terminal().out.write(`${packageText === undefined ? "created" : "updated"} package.json\n`);
+  terminal().err.write('next: npm install && npx rein run "hello" (npm test runs the plugin\'s test)\n');
+  return ExitCode.ok;
+}
+
+async function initPackage(options: InitOptions, globals: GlobalOptions): Promise<number> {
+  const packageName = options.name ?? basename(globals.cwd).toLowerCase();
+  if (!NPM_NAME.test(packageName)) {
+    throw usageError(
+      `"${packageName}" is not a valid npm package name`,
+      "pass one with --name (lowercase letters, digits, - . _; optionally @scope/)",
+    );
+  }
+  const kind = options.plugin ? "plugin" : "tool-pack";
+  const files = packageScaffold({ kind, packageName, reinVersion: version() }).map(
+    ([file, text]): [string, string] => [join(globals.cwd, file), text],
+  );
+  writeFiles(files, options, globals);
+  terminal().err.write("next: npm install && npm test && npm pack\n");
+  return ExitCode.ok;
+}
+
+function writeFiles(files: [string, string][], options: InitOptions, globals: GlobalOptions): number {
   const existing = files.filter(([file]) => existsSync(file)).map(([file]) => relative(globals.cwd, file));
   if (existing.length > 0 && !options.force) {
     throw usageError(
@@ -102,8 +155,5 @@ export async function initCommand(options: { force?: boolean }, globals: GlobalO
     writeFileSync(file, text);
     term.out.write(`created ${relative(globals.cwd, file)}\n`);
   }
-  term.err.write(
-    'next: npm install -D @rein/cli @rein/sdk @rein/tools-shell vitest && npx rein run "hello"\n',
-  );
-  return ExitCode.ok;
+  return files.length;
 }

@@ -2,6 +2,8 @@
  * `rein replay <session>`: every recorded tool call of a session through the
  * current config's `toolCall` + `toolGate` stack, with no model and no tool
  * executed. Exit 1 when any verdict changed, so CI can guard policy changes.
+ * Verdicts are compared at the gate: a recorded ask (answered, or denied because
+ * nobody answered) is `ask`, as replay's own `skipPermission` evaluation is.
  */
 import type { DecisionRecord } from "@rein/harness";
 import { evaluateToolCall } from "@rein/sdk";
@@ -22,16 +24,29 @@ export interface ReplayLine {
   args: unknown;
   recorded: Verdict;
   recordedBy?: string;
+  /** For a recorded ask: what the answer (or its absence) made of it. */
+  recordedOutcome?: "allow" | "deny";
   now: Verdict;
   by: string;
   reason: string;
   changed: boolean;
 }
 
-/** The gate-level verdict a recorded result shows: an answered ask counts as `ask`. */
+/** What sessions recorded before `unanswered` existed said in the reason instead. */
+const UNANSWERED_SUFFIX = "(asked, but no permission handler answered: denied)";
+
+function wasAsked(decision: DecisionRecord): boolean {
+  return (
+    decision.askedBy !== undefined ||
+    decision.unanswered === true ||
+    (decision.decision === "deny" && decision.reason.endsWith(UNANSWERED_SUFFIX))
+  );
+}
+
+/** The gate-level verdict a recorded result shows: any ask, answered or not, counts as `ask`. */
 function recordedVerdict(decision: DecisionRecord | undefined): Verdict {
   if (!decision) return "unknown";
-  return decision.askedBy ? "ask" : decision.decision;
+  return wasAsked(decision) ? "ask" : decision.decision;
 }
 
 export async function replayCommand(
@@ -84,8 +99,9 @@ export async function replayCommand(
           reason: evaluation.reason,
           changed: recorded !== "unknown" && recorded !== evaluation.decision,
         };
-        const recordedBy = decisions.get(block.id)?.by;
-        if (recordedBy) line.recordedBy = recordedBy;
+        const record = decisions.get(block.id);
+        if (record?.by) line.recordedBy = record.by;
+        if (record && recorded === "ask") line.recordedOutcome = record.decision;
         lines.push(line);
       }
     }
@@ -105,7 +121,7 @@ export async function replayCommand(
     for (const line of lines) {
       const mark = line.changed ? co.red(co.bold("CHANGED ")) : "        ";
       term.out.write(
-        `${mark}#${line.index} ${co.bold(line.tool)} ${shorten(line.args, 50)}  recorded ${line.recorded} → now ${line.now === "deny" ? co.red(line.now) : line.now} by ${line.by}: ${shorten(line.reason, 80)}\n`,
+        `${mark}#${line.index} ${co.bold(line.tool)} ${shorten(line.args, 50)}  recorded ${line.recorded}${line.recordedOutcome ? ` (then ${line.recordedOutcome})` : ""} → now ${line.now === "deny" ? co.red(line.now) : line.now} by ${line.by}: ${shorten(line.reason, 80)}\n`,
       );
     }
     term.err.write(

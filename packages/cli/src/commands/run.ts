@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import type { RunOutcome } from "@rein/harness";
 import type { ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
+import { liveReload } from "../agent/live-reload.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
@@ -23,6 +24,8 @@ export interface RunOptions {
   script?: string;
   /** Chat even when stdin is not a terminal (lines from a pipe). */
   chat?: boolean;
+  /** Reload config and plugins when files in the config's folder change (`rein dev`). */
+  watch?: boolean;
 }
 
 export function readScript(file: string, cwd: string): ScriptStep[] {
@@ -50,7 +53,12 @@ export async function runCommand(
   if (options.session && options.continue) throw usageError("use either --session or --continue, not both");
   const script = options.script ? readScript(options.script, globals.cwd) : undefined;
   let prompt = promptWords.join(" ").trim();
-  const chat = options.chat === true || (prompt === "" && process.stdin.isTTY === true && !options.json);
+  if (options.watch && prompt !== "")
+    throw usageError("rein dev is a chat: give prompts on its input, not as arguments");
+  const chat =
+    options.chat === true ||
+    options.watch === true ||
+    (prompt === "" && process.stdin.isTTY === true && !options.json);
   if (prompt === "" && !chat && process.stdin.isTTY !== true) prompt = await readStdin();
   if (prompt === "" && !chat)
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
@@ -66,7 +74,14 @@ export async function runCommand(
       continueLatest: options.continue === true,
       script,
     });
-    return await runAgent(agent, { prompt, chat, json, term });
+    return await runAgent(agent, {
+      prompt,
+      chat,
+      json,
+      term,
+      watch: options.watch === true,
+      reload: { cwd: globals.cwd, configPath: globals.config },
+    });
   } finally {
     json?.release();
   }
@@ -74,7 +89,15 @@ export async function runCommand(
 
 async function runAgent(
   agent: Agent,
-  run: { prompt: string; chat: boolean; json: JsonOut | undefined; term: Terminal },
+  run: {
+    prompt: string;
+    chat: boolean;
+    json: JsonOut | undefined;
+    term: Terminal;
+    /** `rein dev`: reload plugins and config when their files change. */
+    watch: boolean;
+    reload: { cwd: string; configPath: string | undefined };
+  },
 ): Promise<number> {
   const { term, json } = run;
   const detach = attachRenderer(agent.harness, term, { json, endpoint: agent.model.endpoint });
@@ -96,7 +119,14 @@ async function runAgent(
   // A tool may wait on nothing but the abort signal; without a handle Node would end the process mid-run.
   const keepAlive = setInterval(() => undefined, 1 << 30);
   try {
-    if (run.chat) return await chatLoop(agent, term);
+    if (run.chat) {
+      const live = liveReload(agent, run.reload, term, { watch: run.watch });
+      try {
+        return await chatLoop(agent, term, live);
+      } finally {
+        live.close();
+      }
+    }
     const outcome = await promptOnce(agent, run.prompt);
     if (!json) sessionNote(agent, term);
     return exitCodeOf(outcome, term, json !== undefined);

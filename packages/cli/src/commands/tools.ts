@@ -3,6 +3,7 @@ import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
+import { schemaType } from "../ui/schema-type.js";
 import { terminal } from "../ui/terminal.js";
 import { describeServer, mcpServers } from "./mcp-status.js";
 
@@ -46,12 +47,11 @@ async function listTools(json: JsonOut | undefined, globals: GlobalOptions): Pro
       );
       term.out.write(`  ${tool.description.split("\n")[0]}\n`);
       const properties =
-        (tool.parameters as { properties?: Record<string, { type?: string; description?: string }> })
-          .properties ?? {};
+        (tool.parameters as { properties?: Record<string, { description?: string }> }).properties ?? {};
       const required = new Set((tool.parameters as { required?: string[] }).required ?? []);
       for (const [name, schema] of Object.entries(properties)) {
         term.out.write(
-          `    ${name}${required.has(name) ? "" : "?"}: ${schema.type ?? "any"}${schema.description ? co.dim(`  ${schema.description}`) : ""}\n`,
+          `    ${name}${required.has(name) ? "" : "?"}: ${schemaType(schema)}${schema.description ? co.dim(`  ${schema.description}`) : ""}\n`,
         );
       }
     }

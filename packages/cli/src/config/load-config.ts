@@ -26,8 +26,10 @@ export interface LoadedConfig {
 export async function loadConfig(options: {
   cwd: string;
   configPath?: string | undefined;
+  /** Re-evaluate the config and the plugins it loads (reload after an edit). */
+  fresh?: boolean;
 }): Promise<LoadedConfig> {
-  const loader = moduleLoader();
+  const loader = moduleLoader({ fresh: options.fresh === true });
   let file: string | undefined;
   if (options.configPath) {
     file = resolve(options.cwd, options.configPath);

@@ -53,15 +53,29 @@ function jiti(): Jiti {
   return shared;
 }
 
-export function moduleLoader(): ModuleLoader {
+/**
+ * `fresh`: a loader that re-evaluates every module it imports (jiti's
+ * `moduleCache: false`), for reloading edited plugins and config; the shared
+ * packages stay aliased to the CLI's own copies, so there is still one SDK.
+ */
+export function moduleLoader(options: { fresh?: boolean } = {}): ModuleLoader {
+  const loader = options.fresh
+    ? createJiti(import.meta.url, {
+        fsCache: cacheDir(),
+        moduleCache: false,
+        interopDefault: false,
+        alias: sharedAliases(),
+      })
+    : undefined;
+  const current = () => loader ?? jiti();
   return {
     async import(file) {
-      return (await jiti().import(file)) as Record<string, unknown>;
+      return (await current().import(file)) as Record<string, unknown>;
     },
     resolve(specifier, fromDir) {
       const parentURL = pathToFileURL(join(fromDir, "__rein_resolve__.js")).href;
       try {
-        const resolved = jiti().esmResolve(specifier, { parentURL, try: true });
+        const resolved = current().esmResolve(specifier, { parentURL, try: true });
         if (!resolved) return undefined;
         const file = resolved.startsWith("file:") ? fileURLToPath(resolved) : resolved;
         return existsSync(file) ? file : undefined;

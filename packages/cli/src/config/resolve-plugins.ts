@@ -21,6 +21,8 @@ export interface ResolvedEntry {
   entry: PluginHostEntry;
   /** Where it came from, for `rein plugins`. */
   source: string;
+  /** The module file it was loaded from (for locating failures in the plugin's code). */
+  file?: string;
 }
 
 export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntry[]> {
@@ -29,16 +31,18 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
   for (const [index, entry] of entries.entries()) {
     const where = `plugins[${index}]`;
     if (typeof entry === "string") {
-      resolved.push({ entry: await importPlugin(loaded, entry, where), source: entry });
+      const file = locate(loaded, entry, where);
+      resolved.push({ entry: await importPlugin(loaded, entry, where, file), source: entry, file });
     } else if (Array.isArray(entry) && typeof entry[0] === "string") {
-      const plugin = await importPlugin(loaded, entry[0], where);
+      const file = locate(loaded, entry[0], where);
+      const plugin = await importPlugin(loaded, entry[0], where, file);
       if (!isReinPlugin(plugin)) {
         throw pluginError(
           `${where}: "${entry[0]}" is a tool pack; options can only be given to a plugin`,
           at(loaded),
         );
       }
-      resolved.push({ entry: [plugin, entry[1]], source: entry[0] });
+      resolved.push({ entry: [plugin, entry[1]], source: entry[0], file });
     } else {
       resolved.push({ entry: entry as PluginHostEntry, source: "inline" });
     }
@@ -74,8 +78,8 @@ async function importPlugin(
   loaded: LoadedConfig,
   specifier: string,
   where: string,
+  file: string,
 ): Promise<PluginHostEntry> {
-  const file = locate(loaded, specifier, where);
   let namespace: Record<string, unknown>;
   try {
     namespace = await loaded.loader.import(file);

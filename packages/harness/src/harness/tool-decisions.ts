@@ -149,6 +149,7 @@ export async function decideToolCall(
           decision: "deny",
           by: verdict.by,
           reason: `${verdict.reason} (asked, but no permission handler answered: denied)`,
+          unanswered: true,
         };
   } else {
     record = { decision: verdict.decision, by: verdict.by, reason: verdict.reason };

@@ -24,6 +24,8 @@ export interface DecisionRecord {
   reason: string;
   /** Set when the gate said `ask` and `permissionAsk` answered. */
   askedBy?: string;
+  /** Set when the gate said `ask` and no `permissionAsk` tap answered (so the call was denied). */
+  unanswered?: true;
 }
 
 /** A tool result as Rein persists it: pi-ai's message plus the gate decision that led to it. */

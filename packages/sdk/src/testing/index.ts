@@ -28,3 +28,4 @@ export {
   type TestHarnessConfig,
   type TestHarnessOptions,
 } from "./test-harness.js";
+export { type TestToolContext, type ToolContextOptions, toolContext } from "./tool-context.js";

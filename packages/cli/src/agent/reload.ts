@@ -1,0 +1,86 @@
+/**
+ * Reloads an agent's plugins and config between turns, keeping its session
+ * (`/reload` in chat, `rein dev` on file changes).
+ *
+ * Invariants: a reload only happens while the harness is idle; the edited config
+ * and plugins are first loaded into a scratch harness, so a broken edit is
+ * reported and the running stack is kept as it was (never left without its
+ * policies); the model is not swapped (a changed `model` is reported: restart to
+ * use it). Modules are re-evaluated (jiti `moduleCache: false`).
+ */
+import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
+import { loadPlugins } from "@rein/sdk";
+import { pluginLoadError } from "../config/entry-location.js";
+import { loadConfig } from "../config/load-config.js";
+import { resolvePlugins } from "../config/resolve-plugins.js";
+import { lineOfKey } from "../config/validate-config.js";
+import { configError, usageError } from "../errors.js";
+import type { Agent } from "./build-agent.js";
+
+export interface ReloadReport {
+  plugins: string[];
+  tools: number;
+  /** The config now names another model than the one running (not swapped). */
+  modelChanged: boolean;
+}
+
+export async function reloadAgent(
+  agent: Agent,
+  where: { cwd: string; configPath?: string | undefined },
+): Promise<ReloadReport> {
+  const { harness } = agent;
+  if (harness.phase !== "idle") throw usageError("cannot reload while a run is in progress");
+  const loaded = await loadConfig({ cwd: where.cwd, configPath: where.configPath, fresh: true });
+  const plugins = await resolvePlugins(loaded);
+  const entries = plugins.map((p) => p.entry);
+  const active = loaded.config.tools?.active;
+
+  // Dry run on a scratch harness: setup errors and bad options surface here.
+  const scratch = new AgentHarness({ session: Session.create(new MemoryStorage()), model: harness.model });
+  try {
+    const host = await loadPlugins(scratch, entries).catch((error: unknown) => {
+      throw error instanceof Error && "exitCode" in error ? error : pluginLoadError(loaded, plugins, error);
+    });
+    try {
+      if (active) scratch.setActiveTools(active);
+    } catch (error) {
+      const line = lineOfKey(loaded.text, "active");
+      throw configError(`tools.active: ${(error as Error).message}`, {
+        ...(loaded.file ? { file: loaded.file } : {}),
+        ...(line ? { line } : {}),
+      });
+    } finally {
+      await host.dispose();
+    }
+  } finally {
+    await scratch.close(1_000);
+  }
+
+  const previous = agent.plugins.map((p) => p.entry);
+  await agent.host.dispose();
+  try {
+    agent.host = await loadPlugins(harness, entries);
+  } catch (error) {
+    // Passed on the scratch harness but not here: put the previous stack back, and
+    // if even that fails, deny every call rather than run without the policies.
+    try {
+      agent.host = await loadPlugins(harness, previous);
+    } catch {
+      harness.setDefaultToolVerdict("deny");
+    }
+    throw pluginLoadError(loaded, plugins, error);
+  }
+  harness.setActiveTools(active);
+  if (loaded.config.systemPrompt !== undefined) harness.setSystemPrompt(loaded.config.systemPrompt);
+  if (loaded.config.thinkingLevel !== undefined) harness.setThinkingLevel(loaded.config.thinkingLevel);
+  if (loaded.config.compaction !== undefined) harness.setCompactionSettings(loaded.config.compaction);
+  const configured = loaded.config.model;
+  const running = agent.loaded.config.model;
+  agent.loaded = loaded;
+  agent.plugins = plugins;
+  return {
+    plugins: agent.host.plugins.map((p) => p.name),
+    tools: harness.tools.length,
+    modelChanged: JSON.stringify(configured) !== JSON.stringify(running),
+  };
+}
