@@ -26,7 +26,14 @@ afterAll(async () => {
 }, 600_000);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const PACKED = ["packages/harness", "packages/sdk", "packages/cli", "examples/tool-pack"];
+// @rein/tools-shell: the CLI depends on it (`rein doctor` checks its sandbox).
+const PACKED = [
+  "packages/harness",
+  "packages/sdk",
+  "packages/plugins/tools-shell",
+  "packages/cli",
+  "examples/tool-pack",
+];
 const NPM_INSTALL = ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
 
 /** Runs a command without blocking the event loop, so independent installs overlap. */
@@ -78,7 +85,7 @@ describe("published packages install and run outside the workspace", { timeout: 
       });
     }
     const files = readdirSync(tarballs).filter((f) => f.endsWith(".tgz"));
-    expect(files).toHaveLength(4);
+    expect(files).toHaveLength(PACKED.length);
 
     app = project({
       "package.json": JSON.stringify({ name: "fresh-app", private: true, type: "module" }),

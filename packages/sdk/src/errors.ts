@@ -138,6 +138,10 @@ export const invalidTool = (tool: string | undefined, problem: string) =>
     tool === undefined ? {} : { tool },
   );
 
+/** A tool-call probe that contradicts the registered tool (e.g. states another risk). */
+export const invalidProbe = (tool: string, problem: string) =>
+  new SdkError(SdkErrorCode.invalidTool, `tool call probe for "${tool}": ${problem}`, { tool });
+
 export const pluginDisposed = (plugin: string, what: string) =>
   new SdkError(SdkErrorCode.pluginDisposed, `plugin "${plugin}" was disposed; it can no longer ${what}`, {
     plugin,

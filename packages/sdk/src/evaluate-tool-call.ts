@@ -21,11 +21,16 @@ import {
   type ToolRisk,
 } from "@rein/harness";
 import { Type } from "typebox";
+import { invalidProbe } from "./errors.js";
 
 export interface ToolCallProbe {
   name: string;
   args?: Record<string, unknown>;
-  /** Overrides the registered tool's risk (or gives one to a tool the harness does not have). */
+  /**
+   * The risk of a tool the harness does not have. For a registered tool the
+   * registered risk decides; a probe that states another one is refused (a test
+   * must not pass on a risk the real tool does not have).
+   */
   risk?: ToolRisk;
   id?: string;
 }
@@ -93,11 +98,13 @@ export async function evaluateToolCall(
   const harness = harnessOf(target);
   const registered = harness.tools.find((tool) => tool.name === probe.name);
   const risk = probe.risk ?? registered?.risk;
-  const tool = registered
-    ? probe.risk !== undefined && probe.risk !== registered.risk
-      ? { ...registered, risk: probe.risk }
-      : registered
-    : placeholderTool(probe.name, risk);
+  if (registered && probe.risk !== undefined && probe.risk !== registered.risk) {
+    throw invalidProbe(
+      probe.name,
+      `the probe says risk "${probe.risk}" but the registered tool's risk is "${registered.risk ?? "none"}"; leave risk out of the probe`,
+    );
+  }
+  const tool = registered ?? placeholderTool(probe.name, risk);
   const call: ToolCall = {
     type: "toolCall",
     id: probe.id ?? "probe",

@@ -10,6 +10,8 @@ describe("entry points", () => {
   it("@rein/sdk exports exactly these runtime values", () => {
     expect(Object.keys(sdk).sort()).toEqual([
       "HarnessError",
+      "MAX_NAME_BYTES",
+      "MAX_PATH_BYTES",
       "SdkError",
       "SdkErrorCode",
       "Stage",
@@ -26,22 +28,33 @@ describe("entry points", () => {
       "duplicatePlugin",
       "duplicateTool",
       "evaluateToolCall",
+      "inspectPaths",
       "invalidOptions",
       "invalidPlugin",
       "invalidTool",
       "isAgentToolLike",
       "isHarnessError",
+      "isInside",
       "isReinPlugin",
       "isSdkError",
+      "lexicalRelative",
       "loadPlugins",
+      "pathFact",
+      "pathRoot",
       "pluginCleanupFailed",
       "pluginDisposed",
       "pluginSetupFailed",
+      "protectedFiles",
+      "realpathLoose",
+      "resolvePath",
       "resolvePluginOptions",
       "stderrSink",
+      "textMasks",
       "textResult",
       "toAssistantMessage",
+      "truncateOutput",
       "unsupported",
+      "walkExclusions",
     ]);
   });
 
@@ -51,6 +64,7 @@ describe("entry points", () => {
       "createScriptedModel",
       "createTestHarness",
       "startOpenAICompatibleServer",
+      "toolContext",
     ]);
   });
 });

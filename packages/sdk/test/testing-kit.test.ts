@@ -228,14 +228,18 @@ describe("checkToolCall / evaluateToolCall", () => {
     });
     const t = await createTestHarness({ plugins: [spy], tools: [echo], config: { cwd: "/w" } });
     await t.checkToolCall({ name: "echo", args: { text: "a" } });
-    await t.checkToolCall({ name: "echo", args: { text: "a" }, risk: "network" });
+    // A probe cannot give a registered tool another risk: the test would pass on a lie.
+    await expect(
+      t.checkToolCall({ name: "echo", args: { text: "a" }, risk: "network" }),
+    ).rejects.toMatchObject({
+      code: "invalid_tool",
+    });
     await t.checkToolCall(
       { name: "gone", args: { anything: true }, risk: "exec" },
       { unregistered: "evaluate" },
     );
     expect(seen.map((s) => [s.call.name, s.call.risk, s.cwd, s.tool])).toEqual([
       ["echo", "read", "/w", "echo"],
-      ["echo", "network", "/w", "echo"],
       ["gone", "exec", "/w", "gone"],
     ]);
     await t.dispose();

@@ -7,7 +7,7 @@
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { AgentHarness, isHarnessError, MemoryStorage, Session, SessionStore } from "@rein/harness";
-import { loadPlugins, type PluginHost, type ScriptStep } from "@rein/sdk";
+import { loadPlugins, type PluginHost, protectedFiles, type ScriptStep } from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
@@ -81,6 +81,11 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
   });
+  // Rein's own config and plugin code are out of the file tools' reach (security invariant 4).
+  protectedFiles(harness).add(
+    "rein",
+    [loaded.file, ...plugins.map((p) => p.file)].flatMap((file) => (file ? [file] : [])),
+  );
   let host: PluginHost;
   try {
     host = await loadPlugins(

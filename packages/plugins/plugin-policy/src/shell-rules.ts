@@ -14,7 +14,8 @@
  *   naming the rule no one can prove the command misses, and what was not understood.
  */
 import type { ShellCommandFacts, SimpleCommandFacts } from "@rein/sdk/shell";
-import { type CompiledRule, commandMatcher, type PolicyVerdict } from "./rules.js";
+import { commandMatcher } from "./grammar.js";
+import type { CompiledRule, PolicyVerdict } from "./rules.js";
 
 /** Stands for a word decided at run time: only a `*` of a pattern matches it. */
 const RUN_TIME = "\u0000";

@@ -117,9 +117,9 @@ export function createRedactPlugin(plugin: RedactPluginOptions = {}) {
         );
         return payload;
       });
-      // Streaming updates (tool_execution_update) have the same shape: once the harness
-      // offers a toolUpdate hook, one tap line masks them with the same function:
-      //   rein.hooks.toolUpdate.tap({ name: "redact", stage: Stage.last }, (u) => masker(u).payload);
+      // Streaming updates (tool_execution_update) have the same shape: masked the same way,
+      // before any observer sees them (security invariant 7).
+      rein.hooks.toolUpdate.tap({ name: "redact", stage: Stage.last }, (update) => masker(update).payload);
       if (options.assistantText) {
         rein.hooks.beforeRequest.tap({ name: "redact", stage: Stage.last }, (request) =>
           maskAssistantText(request, (text) => redactor.redact(text).text),
