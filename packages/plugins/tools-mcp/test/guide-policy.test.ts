@@ -16,7 +16,7 @@ const guide = readFileSync(
 
 /** The options object after `"@rein/plugin-policy",` in the guide's first TypeScript block. */
 function guidePolicyOptions(): unknown {
-  const block = /```ts\n([\s\S]*?)```/.exec(guide)?.[1] ?? "";
+  const block = /```ts[^\n]*\n([\s\S]*?)```/.exec(guide)?.[1] ?? "";
   const start = block.indexOf('"@rein/plugin-policy",');
   expect(start, "the guide's config lists @rein/plugin-policy").toBeGreaterThan(0);
   const open = block.indexOf("{", start);
