@@ -20,7 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { streamSimple } from "@mariozechner/pi-ai";
-import { AgentHarness, MemoryStorage, runWaterfall, Session } from "@rein/harness";
+import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
 import { interleave } from "./stats.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -107,17 +107,24 @@ async function gateCalls(agent, calls) {
       { signal },
     );
     if (verdict.decision !== "allow") throw new Error(`gates: ${verdict.decision} by ${verdict.by}`);
-    const info = { id: `g${i}`, name: tool.name, args: verdict.args, risk: tool.risk, tool };
+    const info = {
+      id: `g${i}`,
+      name: tool.name,
+      args: verdict.args,
+      risk: tool.risk,
+      tool,
+      facts: verdict.facts,
+    };
     const result = await tool.execute(verdict.args, {
       signal,
       update: () => {},
       cwd: harness.cwd,
       sessionId: harness.sessionId,
       toolCallId: info.id,
+      facts: verdict.facts,
     });
-    const final = await runWaterfall(
-      harness.hooks,
-      "toolResult",
+    // The toolResult waterfall as the harness runs it (its runners are internal).
+    const final = await harness.hooks.toolResult.promise(
       { ...result, isError: result.isError === true },
       harness.toolHookContext(signal, info),
     );

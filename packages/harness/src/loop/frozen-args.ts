@@ -15,8 +15,25 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** A mutable deep copy of decided arguments, for the tool to use as it likes. */
-export const toolArgs = (args: Record<string, unknown>): Record<string, unknown> => structuredClone(args);
+/**
+ * A mutable deep copy of decided arguments, for the tool to use as it likes.
+ * Arguments are JSON values (they came from the model and passed the schema), so a
+ * plain recursive copy does; it is several times cheaper than `structuredClone` on the
+ * small objects of a tool call, which runs on every call.
+ */
+export const toolArgs = (args: Record<string, unknown>): Record<string, unknown> =>
+  copyJson(args) as Record<string, unknown>;
+
+function copyJson(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  const proto = Object.getPrototypeOf(value);
+  // Anything but a plain object (a Date a tap put there, say): the general algorithm.
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = copyJson((value as Record<string, unknown>)[key]);
+  return copy;
+}
 
 /** A call's arguments validated (and coerced) against the tool's schema, frozen; throws when they do not match. */
 export const validatedArgs = (
