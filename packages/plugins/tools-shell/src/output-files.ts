@@ -60,13 +60,28 @@ export function maskFunction(mask: OutputFileOptions["mask"]): ((text: string) =
   return (text) => compiled.reduce((out, { name, regex }) => out.replace(regex, `[REDACTED:${name}]`), text);
 }
 
+/**
+ * Directories still to remove when the process exits: one exit listener for all of
+ * them (a listener per tool would pile up in a process that makes many tools).
+ */
+const live = new Set<{ dispose(): void }>();
+let exitHookInstalled = false;
+
+function removeOnExit(files: { dispose(): void }): void {
+  live.add(files);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const entry of [...live]) entry.dispose();
+  });
+}
+
 export class OutputFiles {
   readonly maxBytes: number;
   private readonly mask: ((text: string) => string) | undefined;
   /** Where the directory is (or will be): named now, made on first use. */
   readonly path: string;
   private made = false;
-  private readonly onExit = () => this.dispose();
 
   constructor(
     options: OutputFileOptions = {},
@@ -84,7 +99,7 @@ export class OutputFiles {
       mkdirSync(this.path, { mode: 0o700 });
       chmodSync(this.path, 0o700);
       this.made = true;
-      process.once("exit", this.onExit);
+      removeOnExit(this);
     }
     return this.path;
   }
@@ -103,7 +118,7 @@ export class OutputFiles {
 
   /** Removes the directory and every kept file. */
   dispose(): void {
-    process.removeListener("exit", this.onExit);
+    live.delete(this);
     if (this.made) rmSync(this.path, { recursive: true, force: true });
     this.made = false;
   }
