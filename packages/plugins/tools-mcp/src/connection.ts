@@ -102,7 +102,8 @@ export class ServerConnection {
 
   private makeTransport(): Transport {
     const { transport } = this.spec;
-    if (transport.kind === "stdio") return new ProcessGroupStdioTransport(transport);
+    if (transport.kind === "stdio")
+      return new ProcessGroupStdioTransport({ ...transport, id: `mcp-${this.spec.name}` });
     return new StreamableHTTPClientTransport(transport.url, { requestInit: { headers: transport.headers } });
   }
 

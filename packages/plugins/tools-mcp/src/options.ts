@@ -10,6 +10,7 @@
  */
 import { resolve } from "node:path";
 import { type Static, type ToolRisk, Type } from "@rein/sdk";
+import { type SandboxOptions, shellToolsOptionsSchema } from "@rein/tools-shell";
 import { invalidServer, missingEnv } from "./errors.js";
 import { MAX_SERVER_NAME, SERVER_NAME_PATTERN } from "./names.js";
 
@@ -32,6 +33,7 @@ export const serverOptionsSchema = Type.Object(
       }),
     ),
     cwd: Type.Optional(Type.String({ description: "stdio: working directory (default: Rein's)." })),
+    sandbox: shellToolsOptionsSchema.properties.sandbox,
     url: Type.Optional(Type.String({ minLength: 1, description: "Streamable HTTP: the server's URL." })),
     headers: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
@@ -79,7 +81,14 @@ export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 export const DEFAULT_START_TIMEOUT_MS = 30_000;
 
 export type ServerTransport =
-  | { kind: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd: string }
+  | {
+      kind: "stdio";
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      cwd: string;
+      sandbox?: SandboxOptions;
+    }
   | { kind: "http"; url: URL; headers: Record<string, string> };
 
 export interface ServerSpec {
@@ -153,9 +162,10 @@ export function resolveServer(
       args: options.args ?? [],
       env: childEnv,
       cwd: resolve(defaults.cwd, options.cwd ?? "."),
+      ...(options.sandbox !== undefined ? { sandbox: options.sandbox as SandboxOptions } : {}),
     };
   } else {
-    for (const key of ["args", "env", "cwd"] as const) {
+    for (const key of ["args", "env", "cwd", "sandbox"] as const) {
       if (options[key] !== undefined)
         throw invalidServer(name, `${key} only applies to command (stdio) servers`);
     }

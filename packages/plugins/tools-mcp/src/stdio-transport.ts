@@ -11,15 +11,23 @@
  * of the server's stderr are kept for error messages.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type SandboxOptions, sandboxArgv } from "@rein/tools-shell";
 
 export interface StdioParams {
   command: string;
   args: readonly string[];
   env: Record<string, string>;
   cwd: string;
+  /** Run inside `@rein/tools-shell`'s sandbox (writable root: `cwd`) unless absent or mode "off". */
+  sandbox?: SandboxOptions | undefined;
+  /** Names the sandbox's commands (the server name). */
+  id?: string;
 }
 
 const STDERR_KEEP = 4096;
@@ -71,11 +79,41 @@ export class ProcessGroupStdioTransport implements Transport {
     return this.exitInfo;
   }
 
-  start(): Promise<void> {
+  private sandboxed: { release: () => Promise<void>; tmp: string } | undefined;
+
+  /** The argv to spawn: the server itself, or bwrap around it. Throws when the sandbox cannot start. */
+  private async argv(): Promise<string[]> {
+    const { command, args, sandbox, cwd } = this.params;
+    if (sandbox === undefined || (sandbox.mode ?? "workspace-write") === "off") return [command, ...args];
+    const tmp = mkdtempSync(join(tmpdir(), "rein-mcp-"));
+    try {
+      const wrapped = await sandboxArgv([command, ...args], sandbox, {
+        root: cwd,
+        privateTmp: tmp,
+        id: this.params.id ?? "mcp",
+      });
+      this.sandboxed = { release: wrapped.release, tmp };
+      return wrapped.argv;
+    } catch (error) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private async unsandbox(): Promise<void> {
+    const held = this.sandboxed;
+    this.sandboxed = undefined;
+    if (held === undefined) return;
+    rmSync(held.tmp, { recursive: true, force: true });
+    await held.release();
+  }
+
+  async start(): Promise<void> {
     if (this.child) throw new Error("transport already started");
     installExitHook();
+    const [program, ...programArgs] = await this.argv();
     return new Promise((resolvePromise, reject) => {
-      const child = spawn(this.params.command, [...this.params.args], {
+      const child = spawn(program as string, programArgs, {
         cwd: this.params.cwd,
         env: this.params.env,
         stdio: ["pipe", "pipe", "pipe"],
@@ -92,11 +130,14 @@ export class ProcessGroupStdioTransport implements Transport {
             // The server is gone: whatever it started in its group goes with it.
             killGroup(child.pid, "SIGKILL");
           }
-          done();
-          this.onclose?.();
+          void this.unsandbox().finally(() => {
+            done();
+            this.onclose?.();
+          });
         });
       });
       child.once("error", (error) => {
+        void this.unsandbox();
         reject(error);
         this.onerror?.(error);
       });

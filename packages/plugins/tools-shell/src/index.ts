@@ -36,6 +36,7 @@ export {
   type SandboxOptions,
 } from "./sandbox-policy.js";
 export { releaseRuntimeIfIdle, SANDBOX_ADVICE, SandboxUnavailable } from "./sandbox-runtime.js";
+export { sandboxArgv } from "./sandboxed-command.js";
 
 /** The plugin's options schema (all optional; defaults in `BASH_DEFAULTS`). */
 export const shellToolsOptionsSchema = Type.Object({

@@ -24,6 +24,36 @@ function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
+/**
+ * Wraps a program and its arguments (no shell) to run inside the sandbox `options`
+ * describe, writable root `root` (in `workspace-write`) and private temp dir
+ * `privateTmp`: returns the argv to spawn and the release to call once it exited.
+ * Throws `SandboxUnavailable` (also for mode "off": the caller decides to run plain).
+ */
+export async function sandboxArgv(
+  argv: readonly string[],
+  options: SandboxOptions,
+  where: { root: string; privateTmp: string; id: string },
+): Promise<{ argv: string[]; release: () => Promise<void> }> {
+  const policy = resolveSandboxPolicy(options, {
+    root: where.root,
+    cwd: where.root,
+    privateTmp: where.privateTmp,
+  });
+  if (policy === undefined) throw new SandboxUnavailable('sandbox mode is "off"');
+  const release = await acquireSandbox(policy, {
+    bwrapPath: options.bwrapPath,
+    socatPath: options.socatPath,
+  });
+  try {
+    const inner = `export TMPDIR=${shellQuote(where.privateTmp)}; exec ${argv.map(shellQuote).join(" ")}`;
+    return { argv: ["/bin/bash", "-c", await wrapCommand(inner, policy, where.id, "/bin/bash")], release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
 export async function sandboxedCommand(
   command: string,
   call: { cwd: string; shell: string; ctx: ToolExecutionContext; boundary: Boundary; outputs: OutputFiles },

@@ -19,6 +19,7 @@ it("exports exactly the documented names", () => {
     "openBashTool",
     "releaseRuntimeIfIdle",
     "resolveSandboxPolicy",
+    "sandboxArgv",
     "shellToolsOptionsSchema",
   ]);
 });
