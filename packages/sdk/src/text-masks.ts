@@ -7,6 +7,7 @@
  * text (fail closed) instead of returning it unmasked.
  */
 import { sharedService } from "./harness-services.js";
+import { OwnedEntries } from "./owned-entries.js";
 
 export type TextMask = (text: string) => string;
 
@@ -20,19 +21,12 @@ export interface TextMasks {
 const KEY = Symbol("rein.text-masks");
 
 function createTextMasks(): TextMasks {
-  const list: { owner: string; mask: TextMask }[] = [];
+  const list = new OwnedEntries<TextMask>();
   return {
-    add(owner, mask) {
-      const item = { owner, mask };
-      list.push(item);
-      return () => {
-        const at = list.indexOf(item);
-        if (at >= 0) list.splice(at, 1);
-      };
-    },
+    add: (owner, mask) => list.add(owner, mask),
     mask(text) {
       let out = text;
-      for (const { owner, mask } of list) {
+      for (const { owner, value: mask } of list) {
         try {
           out = mask(out);
         } catch (error) {
@@ -42,7 +36,7 @@ function createTextMasks(): TextMasks {
       return out;
     },
     get size() {
-      return list.length;
+      return list.size;
     },
   };
 }

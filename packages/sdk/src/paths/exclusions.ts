@@ -9,6 +9,7 @@
  * exclusion that throws excludes (fail closed).
  */
 import { sharedService } from "../harness-services.js";
+import { OwnedEntries } from "../owned-entries.js";
 
 /** One entry of a walk: the walking tool, the path as walked and its real location. */
 export interface WalkEntry {
@@ -37,18 +38,11 @@ export interface WalkExclusions {
 const KEY = Symbol("rein.walk-exclusions");
 
 function createWalkExclusions(): WalkExclusions {
-  const list: { owner: string; exclusion: WalkExclusion }[] = [];
+  const list = new OwnedEntries<WalkExclusion>();
   return {
-    add(owner, exclusion) {
-      const item = { owner, exclusion };
-      list.push(item);
-      return () => {
-        const at = list.indexOf(item);
-        if (at >= 0) list.splice(at, 1);
-      };
-    },
+    add: (owner, exclusion) => list.add(owner, exclusion),
     excluded(entry) {
-      for (const { owner, exclusion } of list) {
+      for (const { owner, value: exclusion } of list) {
         let why: string | undefined;
         try {
           why = exclusion(entry);
@@ -60,7 +54,7 @@ function createWalkExclusions(): WalkExclusions {
       return undefined;
     },
     get size() {
-      return list.length;
+      return list.size;
     },
   };
 }

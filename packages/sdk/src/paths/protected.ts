@@ -8,6 +8,7 @@
  * protects everything below it.
  */
 import { sharedService } from "../harness-services.js";
+import { OwnedEntries } from "../owned-entries.js";
 import { isInside, realpathLoose } from "./resolve.js";
 
 export interface ProtectedFiles {
@@ -20,20 +21,12 @@ export interface ProtectedFiles {
 const KEY = Symbol("rein.protected-files");
 
 function createProtectedFiles(): ProtectedFiles {
-  const entries: { owner: string; path: string }[] = [];
+  const entries = new OwnedEntries<string>();
   return {
-    add(owner, paths) {
-      const added = paths.map((p) => ({ owner, path: realpathLoose(p) }));
-      entries.push(...added);
-      return () => {
-        for (const item of added) {
-          const at = entries.indexOf(item);
-          if (at >= 0) entries.splice(at, 1);
-        }
-      };
-    },
+    add: (owner, paths) => entries.add(owner, ...paths.map((p) => realpathLoose(p))),
     protectedBy(absolute) {
-      return entries.find((entry) => isInside(entry.path, absolute))?.owner;
+      for (const { owner, value: path } of entries) if (isInside(path, absolute)) return owner;
+      return undefined;
     },
   };
 }
