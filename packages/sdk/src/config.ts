@@ -4,7 +4,8 @@
  * validating at run time are the CLI's job.
  */
 import type { AnyAgentTool, ThinkingLevel } from "@rein/harness";
-import type { AnyReinPlugin } from "./plugin.js";
+import type { Static, TSchema } from "typebox";
+import type { AnyReinPlugin, ReinPlugin } from "./plugin.js";
 import type { ScriptStep } from "./scripted-model.js";
 
 /** A custom model (an OpenAI-compatible endpoint such as Ollama, llama.cpp server or vLLM). */
@@ -70,4 +71,34 @@ export interface ReinConfig {
 /** Returns `config` unchanged; typed for `rein.config.ts`. */
 export function defineConfig(config: ReinConfig): ReinConfig {
   return config;
+}
+
+/**
+ * Options as a config writes them: the schema's types, every field optional
+ * (schema defaults fill them in, and a missing required one is reported when the
+ * plugin loads). Types are checked as written: a wrong type is a compile error.
+ */
+export type OptionsInput<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer U)[]
+    ? readonly OptionsInput<U>[]
+    : T extends object
+      ? { [K in keyof T]?: OptionsInput<T[K]> }
+      : T;
+
+/** What a config may pass as a plugin's options, from the plugin's own schema. */
+export type PluginOptionsInput<P> =
+  P extends ReinPlugin<infer S> ? (S extends TSchema ? OptionsInput<Static<S>> : undefined) : never;
+
+/**
+ * A plugin with its options, typed from the plugin's schema, for `plugins` in
+ * `rein.config.ts`: `plugin(policy, { rules: [...] })` where `policy` is the
+ * imported plugin. The editor completes and checks the options; at run time the
+ * entry is `[plugin, options]`, the same as writing the tuple by hand.
+ */
+export function plugin<P extends AnyReinPlugin>(
+  definition: P,
+  options: PluginOptionsInput<P>,
+): readonly [P, PluginOptionsInput<P>] {
+  return [definition, options] as const;
 }

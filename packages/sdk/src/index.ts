@@ -79,7 +79,15 @@ export {
 export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
-export { type CustomModelConfig, defineConfig, type PluginEntry, type ReinConfig } from "./config.js";
+export {
+  type CustomModelConfig,
+  defineConfig,
+  type OptionsInput,
+  type PluginEntry,
+  type PluginOptionsInput,
+  plugin,
+  type ReinConfig,
+} from "./config.js";
 export {
   cleanupFailures,
   duplicatePlugin,

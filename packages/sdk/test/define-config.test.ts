@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   type CustomModelConfig,
   defineConfig,
   definePlugin,
   defineTool,
+  type PluginOptionsInput,
+  plugin,
   type ReinConfig,
   Type,
 } from "../src/index.js";
@@ -45,5 +47,38 @@ describe("defineConfig", () => {
     expect(defineConfig(config)).toBe(config);
     // @ts-expect-error thinkingLevel is one of the harness's levels.
     defineConfig({ thinkingLevel: "extreme" });
+  });
+});
+
+describe("plugin(imported, options)", () => {
+  const typed = definePlugin({
+    name: "typed",
+    options: Type.Object({
+      mode: Type.Union([Type.Literal("fast"), Type.Literal("safe")], { default: "safe" }),
+      limits: Type.Object({ max: Type.Number() }),
+      names: Type.Array(Type.String(), { default: [] }),
+    }),
+    setup: () => undefined,
+  });
+
+  it("is the [plugin, options] tuple, so the CLI loads it like a hand-written one", () => {
+    const entry = plugin(typed, { mode: "fast", names: ["a"] });
+    expect(entry).toEqual([typed, { mode: "fast", names: ["a"] }]);
+    expect(entry[0]).toBe(typed);
+    expect(defineConfig({ plugins: [entry] }).plugins?.[0]).toBe(entry);
+  });
+
+  it("types the options from the plugin's schema", () => {
+    expectTypeOf<PluginOptionsInput<typeof typed>>().toEqualTypeOf<{
+      mode?: "fast" | "safe";
+      limits?: { max?: number };
+      names?: readonly string[];
+    }>();
+    // @ts-expect-error "slow" is not one of the mode literals.
+    plugin(typed, { mode: "slow" });
+    // @ts-expect-error limits.max is a number.
+    plugin(typed, { limits: { max: "ten" } });
+    // @ts-expect-error an option the schema does not declare.
+    plugin(typed, { mood: "fast" });
   });
 });

@@ -41,6 +41,7 @@ describe("entry points", () => {
       "loadPlugins",
       "pathFact",
       "pathRoot",
+      "plugin",
       "pluginCleanupFailed",
       "pluginDisposed",
       "pluginSetupFailed",
