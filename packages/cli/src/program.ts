@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, Option } from "commander";
+import { addConfigFlags } from "./config/cli-flags.js";
 
 export interface GlobalOptions {
   cwd: string;
@@ -32,8 +33,7 @@ export function buildProgram(
     .configureOutput({ outputError: () => undefined })
     .exitOverride();
 
-  program
-    .command("run")
+  addConfigFlags(program.command("run"))
     .description("run the configured agent; with no prompt on a TTY, an interactive chat")
     .argument("[prompt...]", "what the agent should do (or pipe it on stdin)")
     .option("--json", "print every event as one JSON line on stdout")
@@ -45,8 +45,7 @@ export function buildProgram(
       run(async (g) => (await import("./commands/run.js")).runCommand(words, options, g)),
     );
 
-  program
-    .command("dev")
+  addConfigFlags(program.command("dev"))
     .description(
       "chat with the configured agent, reloading config and plugins when their files change (/reload too)",
     )
@@ -130,6 +129,13 @@ export function buildProgram(
     .action((id: string, options) =>
       run(async (g) => (await import("./commands/replay.js")).replayCommand(id, options, g)),
     );
+
+  addConfigFlags(program.command("config"))
+    .description(
+      "the merged config of every layer (user, project, local, flags, managed), with where each value came from",
+    )
+    .option("--json", "as JSON")
+    .action((options) => run(async (g) => (await import("./commands/config.js")).configCommand(options, g)));
 
   program
     .command("doctor")

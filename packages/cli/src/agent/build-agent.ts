@@ -7,7 +7,7 @@
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { AgentHarness, isHarnessError, MemoryStorage, Session, SessionStore } from "@rein/harness";
-import { loadPlugins, type PluginHost, protectedFiles, type ScriptStep } from "@rein/sdk";
+import { loadPlugins, type PluginHost, protectedFiles, type ReinConfig, type ScriptStep } from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
@@ -29,6 +29,8 @@ export interface AgentOptions {
   script?: ScriptStep[] | undefined;
   /** Let commands that only inspect run without a model. */
   modelOptional?: boolean;
+  /** The command-line config layer (`--model`, `--allow`, ...; see config/cli-flags.ts). */
+  flags?: ReinConfig | undefined;
 }
 
 export interface Agent {
@@ -48,7 +50,7 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
 }
 
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
-  const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath });
+  const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags });
   const model = resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
   const store = sessionStore(loaded);
@@ -81,10 +83,15 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
   });
-  // Rein's own config and plugin code are out of the file tools' reach (security invariant 4).
+  // Rein's own config (every layer, the local one even before it exists: grants go
+  // there) and plugin code are out of the file tools' reach (security invariant 4).
   protectedFiles(harness).add(
     "rein",
-    [loaded.file, ...plugins.map((p) => p.file)].flatMap((file) => (file ? [file] : [])),
+    [
+      ...Object.values(loaded.files),
+      ...loaded.layers.map((layer) => layer.file),
+      ...plugins.map((p) => p.file),
+    ].flatMap((file) => (file ? [file] : [])),
   );
   let host: PluginHost;
   try {

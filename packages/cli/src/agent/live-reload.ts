@@ -5,6 +5,7 @@
  * applied when the turn ends (`settle()`), each reload after the previous one.
  */
 import { type FSWatcher, watch } from "node:fs";
+import type { ReinConfig } from "@rein/sdk";
 import type { Terminal } from "../ui/terminal.js";
 import type { Agent } from "./build-agent.js";
 import { reloadAgent } from "./reload.js";
@@ -22,7 +23,7 @@ const DEBOUNCE_MS = 120;
 
 export function liveReload(
   agent: Agent,
-  where: { cwd: string; configPath?: string | undefined },
+  where: { cwd: string; configPath?: string | undefined; flags?: ReinConfig | undefined },
   term: Terminal,
   options: { watch: boolean },
 ): LiveReload {

@@ -9,7 +9,7 @@
  * use it). Modules are re-evaluated (jiti `moduleCache: false`).
  */
 import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
-import { loadPlugins } from "@rein/sdk";
+import { loadPlugins, type ReinConfig } from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
 import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
@@ -26,11 +26,16 @@ export interface ReloadReport {
 
 export async function reloadAgent(
   agent: Agent,
-  where: { cwd: string; configPath?: string | undefined },
+  where: { cwd: string; configPath?: string | undefined; flags?: ReinConfig | undefined },
 ): Promise<ReloadReport> {
   const { harness } = agent;
   if (harness.phase !== "idle") throw usageError("cannot reload while a run is in progress");
-  const loaded = await loadConfig({ cwd: where.cwd, configPath: where.configPath, fresh: true });
+  const loaded = await loadConfig({
+    cwd: where.cwd,
+    configPath: where.configPath,
+    fresh: true,
+    flags: where.flags,
+  });
   const plugins = await resolvePlugins(loaded);
   const entries = plugins.map((p) => p.entry);
   const active = loaded.config.tools?.active;

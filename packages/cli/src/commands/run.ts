@@ -6,9 +6,10 @@
  */
 import { readFileSync } from "node:fs";
 import type { RunOutcome } from "@rein/harness";
-import type { ScriptStep } from "@rein/sdk";
+import type { ReinConfig, ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
+import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
@@ -17,7 +18,7 @@ import { attachRenderer } from "../ui/run-renderer.js";
 import { type Terminal, terminal } from "../ui/terminal.js";
 import { chatLoop } from "./chat.js";
 
-export interface RunOptions {
+export interface RunOptions extends ConfigFlags {
   json?: boolean;
   session?: string;
   continue?: boolean;
@@ -63,6 +64,7 @@ export async function runCommand(
   if (prompt === "" && !chat)
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
 
+  const flags = flagsLayer(options);
   const term = terminal();
   // Reserved before plugins load: their console output must not mix into the JSON lines.
   const json: JsonOut | undefined = options.json ? reserveStdout() : undefined;
@@ -73,6 +75,7 @@ export async function runCommand(
       sessionId: options.session,
       continueLatest: options.continue === true,
       script,
+      flags,
     });
     return await runAgent(agent, {
       prompt,
@@ -80,7 +83,7 @@ export async function runCommand(
       json,
       term,
       watch: options.watch === true,
-      reload: { cwd: globals.cwd, configPath: globals.config },
+      reload: { cwd: globals.cwd, configPath: globals.config, flags },
     });
   } finally {
     json?.release();
@@ -96,7 +99,7 @@ async function runAgent(
     term: Terminal;
     /** `rein dev`: reload plugins and config when their files change. */
     watch: boolean;
-    reload: { cwd: string; configPath: string | undefined };
+    reload: { cwd: string; configPath: string | undefined; flags?: ReinConfig | undefined };
   },
 ): Promise<number> {
   const { term, json } = run;

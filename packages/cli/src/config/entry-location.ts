@@ -83,15 +83,18 @@ export function pluginLoadError(loaded: LoadedConfig, plugins: readonly Resolved
     },
   );
   const entry = index === undefined ? undefined : plugins[index];
-  const entryLine = index === undefined ? undefined : lineOfEntry(loaded.text, entry?.source);
+  // The entry's own layer file (the user, local or managed config), else the project config.
+  const file = entry?.at ? entry.at.file : loaded.file;
+  const text = entry?.at ? entry.at.text : loaded.text;
+  const entryLine = index === undefined ? undefined : lineOfEntry(text, entry?.source);
   const optionLine =
-    entryLine !== undefined && failure.path ? lineOfOption(loaded.text, entryLine, failure.path) : undefined;
+    entryLine !== undefined && failure.path ? lineOfOption(text, entryLine, failure.path) : undefined;
   // Skip when the message already says where (the SDK's unknown-hook error does).
   const inPlugin =
     entry?.file && !message.includes(`${entry.file}:`) ? lineInFile(error, entry.file) : undefined;
   const line = optionLine ?? entryLine;
   return pluginError(`${index === undefined ? "" : `plugins[${index}]: `}${message}`, {
-    ...(loaded.file ? { file: loaded.file } : {}),
+    ...(file ? { file } : {}),
     ...(line ? { line } : {}),
     ...(failure.plugin ? { plugin: failure.plugin } : {}),
     ...(entry?.file && inPlugin ? { hint: `in ${entry.file}:${inPlugin}` } : {}),

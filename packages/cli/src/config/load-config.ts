@@ -1,7 +1,9 @@
 /**
- * Finds and loads `rein.config.*`: TypeScript and JavaScript through the module
- * loader, JSON directly. Invariant: the result is validated, and every failure is
- * a `config` CliError naming the file (and the line when it can be known).
+ * Finds, loads and merges the config layers (layers.ts): TypeScript and
+ * JavaScript through the module loader, JSON directly. Invariant: every layer is
+ * validated on its own, and every failure is a `config` CliError naming that
+ * layer's file (and the line when it can be known); the merged config remembers
+ * which layer each value came from.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -9,18 +11,36 @@ import type { ReinConfig } from "@rein/sdk";
 import { configError } from "../errors.js";
 import { findConfig } from "./find-config.js";
 import { parseJsonConfig } from "./json-config.js";
+import { localConfigFile, managedConfigFile, userConfigFile } from "./layers.js";
+import { type LayerName, mergeValues, type OriginTree, originOf } from "./merge-config.js";
 import { lineFromError, type ModuleLoader, moduleLoader } from "./module-loader.js";
 import { CONFIG_OPTIONS, validateConfig } from "./validate-config.js";
 
-export interface LoadedConfig {
-  /** The config file, or undefined when none was found (defaults apply). */
+/** One layer as read: its file (none for the flags), the folder its relative paths resolve from, its config. */
+export interface ConfigLayer {
+  name: LayerName;
   file: string | undefined;
-  /** Folder that relative paths in the config resolve from. */
   dir: string;
   config: ReinConfig;
-  /** The file's text, for locating options in error messages. */
+  text: string | undefined;
+}
+
+export interface LoadedConfig {
+  /** The project config file, or undefined when none was found (defaults apply). */
+  file: string | undefined;
+  /** The project folder: relative paths of the project config (and the session dir) resolve from it. */
+  dir: string;
+  /** The merged config of every layer (its `plugins`: every layer's entries; resolvePlugins merges them). */
+  config: ReinConfig;
+  /** The project file's text, for locating options in error messages. */
   text: string | undefined;
   loader: ModuleLoader;
+  /** The layers present, lowest precedence first (user, project, local, flags, managed). */
+  layers: ConfigLayer[];
+  /** Which layer each merged value (but `plugins`) came from. */
+  origins: OriginTree;
+  /** Every layer's file, present or not, for `rein config`. */
+  files: Record<Exclude<LayerName, "flags">, string | undefined>;
 }
 
 export async function loadConfig(options: {
@@ -28,7 +48,11 @@ export async function loadConfig(options: {
   configPath?: string | undefined;
   /** Re-evaluate the config and the plugins it loads (reload after an edit). */
   fresh?: boolean;
+  /** The command-line layer (`--model`, `--allow`, ...). */
+  flags?: ReinConfig | undefined;
+  env?: NodeJS.ProcessEnv;
 }): Promise<LoadedConfig> {
+  const env = options.env ?? process.env;
   const loader = moduleLoader({ fresh: options.fresh === true });
   let file: string | undefined;
   if (options.configPath) {
@@ -37,9 +61,58 @@ export async function loadConfig(options: {
   } else {
     file = findConfig(options.cwd);
   }
-  if (!file) return { file: undefined, dir: options.cwd, config: {}, text: undefined, loader };
+  const dir = file ? dirname(file) : options.cwd;
+  const files = {
+    user: userConfigFile(env),
+    project: file,
+    local: localConfigFile(dir),
+    managed: managedConfigFile(env),
+  };
+  const layers: ConfigLayer[] = [];
+  const read = async (name: ConfigLayer["name"], layerFile: string | undefined, jsonOnly = false) => {
+    if (!layerFile || !existsSync(layerFile)) return;
+    if (jsonOnly && !layerFile.endsWith(".json"))
+      throw configError(`the ${name} config must be a .json file`, { file: layerFile });
+    layers.push({
+      name,
+      file: layerFile,
+      dir: dirname(layerFile),
+      ...(await readConfigFile(layerFile, loader)),
+    });
+  };
+  await read("user", files.user);
+  await read("project", file);
+  // The local layer sits beside the project config; without one there is no project to keep it for.
+  await read("local", file ? files.local : undefined, true);
+  if (options.flags && Object.keys(options.flags).length > 0) {
+    layers.push({ name: "flags", file: undefined, dir: options.cwd, config: options.flags, text: undefined });
+  }
+  await read("managed", files.managed, true);
 
-  const text = readFileSync(file, "utf8");
+  let merged: unknown = {};
+  let origins: OriginTree = {};
+  const plugins: NonNullable<ReinConfig["plugins"]> = [];
+  for (const layer of layers) {
+    const { plugins: own, ...rest } = layer.config;
+    [merged, origins] = mergeValues(merged, origins, rest, originOf(rest, layer.name));
+    plugins.push(...(own ?? []));
+  }
+  const config = { ...(merged as ReinConfig), ...(plugins.length > 0 ? { plugins } : {}) };
+  const project = layers.find((layer) => layer.name === "project");
+  return { file, dir, config, text: project?.text, loader, layers, origins, files };
+}
+
+/** Reads and validates one config file. */
+async function readConfigFile(
+  file: string,
+  loader: ModuleLoader,
+): Promise<{ config: ReinConfig; text: string }> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw configError(`cannot read the config: ${(error as Error).message}`, { file, cause: error });
+  }
   let raw: unknown;
   if (file.endsWith(".json")) {
     raw = parseJsonConfig(text, file);
@@ -67,6 +140,5 @@ export async function loadConfig(options: {
     }
     raw = "default" in namespace ? namespace.default : namespace;
   }
-  const config = validateConfig(raw, { file, text });
-  return { file, dir: dirname(file), config, text, loader };
+  return { config: validateConfig(raw, { file, text }), text };
 }

@@ -1,16 +1,35 @@
 /**
- * Turns the config's `plugins` entries into loaded plugins and tool packs, in
- * order. A string is a relative path (from the config's folder) or an npm package
- * name; `[specifier, options]` adds options. Invariant: a failure names the entry
- * (`plugins[2]`), the specifier, the config file and line, and where it was looked for.
+ * Turns every layer's `plugins` entries into loaded plugins and tool packs, and
+ * merges them. A string is a relative path (from that layer's folder) or an npm
+ * package name; `[specifier, options]` adds options.
+ *
+ * Invariants: a failure names the entry (`plugins[2]`), the specifier, the layer's
+ * file and line, and where it was looked for. The same plugin (by name) named in
+ * several layers is loaded once, its options merged as merge-config.ts says (arrays
+ * of rules concatenated, so a managed deny stays in the list), at the place the
+ * lowest layer gave it; a plugin that declares a `grantsFile` option is given the
+ * local layer's file unless a layer set one.
  */
 import { existsSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
-import { type AnyAgentTool, isAgentToolLike, isReinPlugin, type PluginHostEntry } from "@rein/sdk";
-import { pluginError } from "../errors.js";
-import type { LoadedConfig } from "./load-config.js";
-import { lineFromError } from "./module-loader.js";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type AnyAgentTool,
+  type AnyReinPlugin,
+  isAgentToolLike,
+  isReinPlugin,
+  type PluginHostEntry,
+} from "@rein/sdk";
+import { pluginError, usageError } from "../errors.js";
+import { SHELL_PLUGIN } from "./cli-flags.js";
+import { localConfigFile } from "./layers.js";
+import type { ConfigLayer, LoadedConfig } from "./load-config.js";
+import { isPlainObject, type LayerName, mergeValues, type OriginTree, originOf } from "./merge-config.js";
+import { lineFromError, type ModuleLoader } from "./module-loader.js";
 import { lineOfKey } from "./validate-config.js";
+
+/** First-party plugins the CLI ships with: found from its own folder when a layer's folder has no copy. */
+const CLI_DIR = dirname(fileURLToPath(import.meta.url));
 
 const SOURCE_EXTENSIONS = ["", ".ts", ".mts", ".js", ".mjs", "/index.ts", "/index.js"];
 
@@ -23,9 +42,100 @@ export interface ResolvedEntry {
   source: string;
   /** The module file it was loaded from (for locating failures in the plugin's code). */
   file?: string;
+  /** The layers that named it, lowest first, and the file of the first (for locating failures). */
+  layers?: LayerName[];
+  at?: { file: string | undefined; text: string | undefined };
+  /** Which layer each option came from. */
+  optionOrigins?: OriginTree;
 }
 
+/** What resolving one layer's entries needs. */
+type LayerSource = Pick<LoadedConfig, "file" | "dir" | "text" | "loader"> & {
+  config: Pick<LoadedConfig["config"], "plugins">;
+  /** Bare specifiers not found from `dir` are looked for from these folders next. */
+  fallbackDirs?: string[];
+};
+
 export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntry[]> {
+  const layers: ConfigLayer[] = loaded.layers ?? [
+    { name: "project", file: loaded.file, dir: loaded.dir, config: loaded.config, text: loaded.text },
+  ];
+  const merged: ResolvedEntry[] = [];
+  const byKey = new Map<string, ResolvedEntry>();
+  for (const layer of layers) {
+    const source: LayerSource = {
+      ...layer,
+      loader: loaded.loader,
+      fallbackDirs: [loaded.dir].filter((d) => d !== layer.dir),
+    };
+    for (const entry of await resolveLayer(source)) {
+      const options = Array.isArray(entry.entry) && isReinPlugin(entry.entry[0]) ? entry.entry[1] : undefined;
+      const plugin = isReinPlugin(entry.entry)
+        ? entry.entry
+        : Array.isArray(entry.entry)
+          ? entry.entry[0]
+          : undefined;
+      const key = isReinPlugin(plugin) ? `plugin:${plugin.name}` : `tools:${entry.file ?? merged.length}`;
+      const known = byKey.get(key);
+      if (!known) {
+        const first: ResolvedEntry = {
+          ...entry,
+          layers: [layer.name],
+          at: { file: layer.file, text: layer.text },
+          optionOrigins: originOf(options ?? {}, layer.name),
+        };
+        byKey.set(key, first);
+        merged.push(first);
+        continue;
+      }
+      known.layers?.push(layer.name);
+      if (!isReinPlugin(plugin) || options === undefined) continue;
+      const [before, beforeOptions] = splitEntry(known.entry);
+      const [value, origin] = mergeValues(
+        beforeOptions ?? {},
+        known.optionOrigins ?? {},
+        options,
+        originOf(options, layer.name),
+      );
+      known.entry = [before as AnyReinPlugin, value];
+      known.optionOrigins = origin;
+    }
+  }
+  const shellFromFlagsOnly = merged.find(
+    (item) => item.layers?.join() === "flags" && pluginName(item.entry) === SHELL_PLUGIN,
+  );
+  if (shellFromFlagsOnly) {
+    throw usageError(
+      `--sandbox: the config loads no ${SHELL_PLUGIN}, so there is no shell to sandbox`,
+      `add "${SHELL_PLUGIN}" to plugins, or leave --sandbox out`,
+    );
+  }
+  if (loaded.file) giveGrantsFile(merged, localConfigFile(loaded.dir));
+  return merged;
+}
+
+const pluginName = (entry: PluginHostEntry) => {
+  const [plugin] = splitEntry(entry);
+  return isReinPlugin(plugin) ? plugin.name : undefined;
+};
+
+const splitEntry = (entry: PluginHostEntry): [PluginHostEntry | AnyReinPlugin, unknown] =>
+  Array.isArray(entry) && isReinPlugin(entry[0]) ? [entry[0], entry[1]] : [entry, undefined];
+
+/** A plugin declaring a `grantsFile` option writes its persistent grants to the local layer. */
+function giveGrantsFile(entries: ResolvedEntry[], file: string): void {
+  for (const item of entries) {
+    const [plugin, options] = splitEntry(item.entry);
+    if (!isReinPlugin(plugin)) continue;
+    const properties = (plugin.options as { properties?: Record<string, unknown> } | undefined)?.properties;
+    if (!properties || !("grantsFile" in properties)) continue;
+    if (options !== undefined && !isPlainObject(options)) continue;
+    if (options?.grantsFile !== undefined) continue;
+    item.entry = [plugin, { ...(options ?? {}), grantsFile: file }];
+  }
+}
+
+async function resolveLayer(loaded: LayerSource): Promise<ResolvedEntry[]> {
   const entries = loaded.config.plugins ?? [];
   const resolved: ResolvedEntry[] = [];
   for (const [index, entry] of entries.entries()) {
@@ -50,12 +160,12 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
   return resolved;
 }
 
-function at(loaded: LoadedConfig) {
+function at(loaded: LayerSource) {
   const line = lineOfKey(loaded.text, "plugins");
   return { ...(loaded.file ? { file: loaded.file } : {}), ...(line ? { line } : {}) };
 }
 
-function locate(loaded: LoadedConfig, specifier: string, where: string): string {
+function locate(loaded: LayerSource, specifier: string, where: string): string {
   if (isPathSpecifier(specifier)) {
     const base = resolve(loaded.dir, specifier);
     const candidates = SOURCE_EXTENSIONS.map((extension) => base + extension);
@@ -66,7 +176,11 @@ function locate(loaded: LoadedConfig, specifier: string, where: string): string 
       hint: `looked for ${candidates.slice(0, 5).join(", ")}`,
     });
   }
-  const found = loaded.loader.resolve(specifier, loaded.dir);
+  // First-party plugins (`@rein/...`) the CLI ships with are found from its own folder last.
+  const fallback = specifier.startsWith("@rein/") ? [CLI_DIR] : [];
+  const found = [loaded.dir, ...(loaded.fallbackDirs ?? []), ...fallback]
+    .map((dir) => loaded.loader.resolve(specifier, dir))
+    .find((file) => file !== undefined);
   if (found) return found;
   throw pluginError(`${where}: cannot find plugin "${specifier}"`, {
     ...at(loaded),
@@ -75,7 +189,7 @@ function locate(loaded: LoadedConfig, specifier: string, where: string): string 
 }
 
 async function importPlugin(
-  loaded: LoadedConfig,
+  loaded: { loader: ModuleLoader },
   specifier: string,
   where: string,
   file: string,

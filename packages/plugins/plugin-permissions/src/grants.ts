@@ -30,8 +30,12 @@ export interface PermissionGrant {
   tool: string;
   /** The decider whose `ask` this grant answers. */
   askedBy: string;
-  /** `commands`: these simple commands; `paths`: these canonical paths; `exact`: these arguments. */
-  scope: "commands" | "paths" | "exact";
+  /**
+   * `commands`: these simple commands; `prefix`: simple commands whose argv starts
+   * with a granted one's (same wrappers and assignments, no other redirections);
+   * `paths`: these canonical paths; `exact`: these arguments.
+   */
+  scope: "commands" | "prefix" | "paths" | "exact";
   commands?: GrantedCommand[];
   /** Canonical paths relative to the project root. */
   paths?: string[];
@@ -82,9 +86,51 @@ export function scopeOf(
 
 const sameCommand = (a: GrantedCommand, b: GrantedCommand) => canonicalJson(a) === canonicalJson(b);
 
+/** The command prefix a project grant keeps: the program, and its subcommand when it has one (`git status`). */
+export function commandPrefix(argv: readonly string[]): string[] {
+  const [program, next] = argv;
+  if (program === undefined) return [];
+  return next !== undefined && /^[A-Za-z][\w.-]*$/.test(next) ? [program, next] : [program];
+}
+
+/**
+ * The scope of "always allow in this project": for a shell call, each simple
+ * command's prefix (see `commandPrefix`); otherwise what a session grant covers.
+ */
+export function prefixScopeOf(
+  call: Call,
+): Pick<PermissionGrant, "scope" | "commands" | "paths" | "argsHash"> {
+  const command = commandFacts(call);
+  if (command && command.unknown.length === 0 && command.commands.length > 0) {
+    return {
+      scope: "prefix",
+      commands: command.commands.map((c) => ({ ...copyCommand(c), argv: commandPrefix(c.argv) })),
+    };
+  }
+  return scopeOf(call, false);
+}
+
+const startsWith = (argv: readonly string[], prefix: readonly string[]) =>
+  prefix.length > 0 && prefix.length <= argv.length && prefix.every((word, i) => argv[i] === word);
+
+function prefixCovers(granted: GrantedCommand, part: GrantedCommand): boolean {
+  const redirections = granted.redirections.map((r) => canonicalJson(r));
+  return (
+    startsWith(part.argv, granted.argv) &&
+    canonicalJson(part.wrappers) === canonicalJson(granted.wrappers) &&
+    canonicalJson(part.assignments) === canonicalJson(granted.assignments) &&
+    part.redirections.every((r) => redirections.includes(canonicalJson(r)))
+  );
+}
+
 /** Whether a grant covers a call asked about by `askedBy`. */
 export function covers(grant: PermissionGrant, call: Call, askedBy: string): boolean {
   if (grant.tool !== call.name || grant.askedBy !== askedBy) return false;
+  if (grant.scope === "prefix") {
+    const command = commandFacts(call);
+    if (!command || command.unknown.length > 0 || command.commands.length === 0) return false;
+    return command.commands.every((part) => grant.commands?.some((g) => prefixCovers(g, copyCommand(part))));
+  }
   if (grant.scope === "commands") {
     const command = commandFacts(call);
     if (!command || command.unknown.length > 0 || command.commands.length === 0) return false;
@@ -110,6 +156,18 @@ export function describeScope(
       ),
     );
     return `${parts.map((part) => `${tool}(${part})`).join(" + ")} exactly (no other arguments or commands)`;
+  }
+  if (scope.scope === "prefix") {
+    const parts = (scope.commands ?? []).map((c) =>
+      [
+        ...c.wrappers,
+        ...c.assignments,
+        ...c.argv,
+        "*",
+        ...c.redirections.map((r) => `${r.op}${r.target}`),
+      ].join(" "),
+    );
+    return `${parts.map((part) => `${tool}(${part})`).join(" + ")}`;
   }
   if (scope.scope === "paths") return `${(scope.paths ?? []).map((p) => `${tool}(${p})`).join(" + ")} only`;
   return "these exact arguments only";
@@ -167,7 +225,7 @@ export function isGrant(value: unknown): value is PermissionGrant {
   const g = value as Partial<PermissionGrant>;
   if (typeof g.tool !== "string" || typeof g.askedBy !== "string" || typeof g.grantedAt !== "string")
     return false;
-  if (g.scope === "commands") return Array.isArray(g.commands);
+  if (g.scope === "commands" || g.scope === "prefix") return Array.isArray(g.commands);
   if (g.scope === "paths") return Array.isArray(g.paths);
   return g.scope === "exact" && typeof g.argsHash === "string";
 }

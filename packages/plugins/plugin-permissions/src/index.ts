@@ -11,7 +11,10 @@
  *   HMAC made with the user's grant key; a forged or altered entry is ignored with
  *   a warning.
  * - A default verdict by tool risk (read: allow; write, exec, network: ask) replaces
- *   the harness's "allow" for calls no gate has an opinion on.
+ *   the harness's "allow" for calls no gate has an opinion on; a permission `mode`
+ *   (modes.ts) adjusts it, never loosening a deny.
+ * - Project grants ("always allow in this project", project-grants.ts) are written
+ *   to `grantsFile` (the CLI's local config layer) and come back as `projectGrants`.
  *
  * Invariants: a grant only ever answers an `ask` (it can never override a deny);
  * prompts are asked one at a time; an aborted run or closed input is a deny.
@@ -27,7 +30,6 @@ import {
   type Rein,
   type SessionEntry,
   type Static,
-  type ToolGateCall,
   type ToolRisk,
   Type,
   textMasks,
@@ -39,13 +41,18 @@ import {
   isGrant,
   loadGrantKey,
   type PermissionGrant,
+  prefixScopeOf,
   scopeOf,
   sign,
   verify,
 } from "./grants.js";
 import { LineReader, type LineSource } from "./line-reader.js";
+import { modeVerdict, PERMISSION_MODES, planRefusal } from "./modes.js";
+import { projectBinding, projectGrantsFrom, saveProjectGrant } from "./project-grants.js";
+import { type Answer, nonInteractiveReason, parseAnswer, promptText } from "./prompt-text.js";
 
 export {
+  commandPrefix,
   configDir,
   covers,
   describeScope,
@@ -53,12 +60,28 @@ export {
   isGrant,
   loadGrantKey,
   type PermissionGrant,
+  prefixScopeOf,
   scopeOf,
   sign,
   verify,
 } from "./grants.js";
-
 export { LineReader, type LineSource } from "./line-reader.js";
+export {
+  editsInside,
+  modeVerdict,
+  PERMISSION_MODES,
+  type PermissionMode,
+  planRefusal,
+  provesSandbox,
+} from "./modes.js";
+export {
+  PACKAGE_NAME,
+  projectBinding,
+  projectGrantsFrom,
+  type StoredProjectGrant,
+  saveProjectGrant,
+} from "./project-grants.js";
+export { nonInteractiveReason, promptText, ruleFor } from "./prompt-text.js";
 
 /** The session entry's `customType` for a session grant. */
 export const GRANT_ENTRY_TYPE = "rein.permission-grant";
@@ -90,6 +113,18 @@ export const PermissionsOptions = Type.Object(
      * `exact` - the same arguments only.
      */
     grantScope: Type.Union([Type.Literal("call"), Type.Literal("exact")], { default: "call" }),
+    /** How much runs without asking: `default`, `acceptEdits`, `plan` (read-only), `sandboxed` (see modes.ts). */
+    mode: Type.Union(
+      PERMISSION_MODES.map((mode) => Type.Literal(mode)),
+      { default: "default" },
+    ),
+    /**
+     * Where "always allow in this project" grants are written: a JSON config layer
+     * (the CLI sets its local layer, `.rein/local.json`). Unset: the prompt offers no "always".
+     */
+    grantsFile: Type.Optional(Type.String({ minLength: 1 })),
+    /** Project grants written by this plugin to `grantsFile` (signed; others are ignored with a warning). */
+    projectGrants: Type.Array(Type.Unknown(), { default: [] }),
   },
   { additionalProperties: false },
 );
@@ -119,43 +154,7 @@ export interface PermissionsPluginOptions {
 export const defaultKeyFile = (env: NodeJS.ProcessEnv = process.env) =>
   path.join(configDir(env), "grant-key");
 
-type Answer = "once" | "session" | "deny";
-
 export { argsHash, canonicalJson };
-
-/** How the call reads in policy-rule grammar: `bash(git push)`, `write(src/a.ts)`, or the bare tool name. */
-export function ruleFor(
-  call: Pick<ToolGateCall, "name" | "args"> & { facts?: ToolGateCall["facts"] },
-): string {
-  // A path rule is spelled on the canonical path the gates saw (src/link -> ../.env reads .env).
-  const [only, ...more] = call.facts?.paths ?? [];
-  if (only && more.length === 0 && only.inside && !only.relative.startsWith("..")) {
-    return `${call.name}(${only.relative})`;
-  }
-  for (const key of ["command", "path"]) {
-    const value = call.args[key];
-    if (typeof value === "string" && !value.includes("\n")) return `${call.name}(${value})`;
-  }
-  return call.name;
-}
-
-/** The reason of a deny given without a terminal: why, and how to allow such a call. */
-export function nonInteractiveReason(
-  request: PermissionRequest,
-  why = "there is no terminal to ask",
-): string {
-  const { call, verdict } = request;
-  const how = [
-    `run it in a terminal and answer "y" or "s"`,
-    `or allow it in the config, e.g. ["@rein/plugin-policy", { rules: [{ rule: ${JSON.stringify(ruleFor(call))}, decision: "allow", reason: "..." }] }]`,
-  ];
-  if (verdict.by === "harness:default") {
-    how.push(
-      `or set ["@rein/plugin-permissions", { defaults: { ${call.risk ?? "unknown"}: "allow" } }] (the default verdict asked)`,
-    );
-  }
-  return `${verdict.reason} (asked by ${verdict.by}); ${why}, so it is denied. To allow it: ${how.join(", ")}`;
-}
 
 /** A grant entry read back from the session, and whether Rein wrote it. */
 export interface StoredGrant {
@@ -180,37 +179,6 @@ export function grantsFrom(entries: readonly SessionEntry[], key: Buffer, sessio
     } else found.push({ entryId: entry.id, grant: data });
   }
   return found;
-}
-
-function indent(text: string, prefix: string): string {
-  return text
-    .split("\n")
-    .map((line) => prefix + line)
-    .join("\n");
-}
-
-/** The prompt text for one request: the session option names exactly what it would grant. */
-export function promptText(request: PermissionRequest, scope: "call" | "exact"): string {
-  const { call, verdict } = request;
-  const sessionWhat = describeScope(call.name, scopeOf(call, scope === "exact"));
-  return [
-    "",
-    `Permission needed: ${call.name}${call.risk ? ` (risk: ${call.risk})` : ""}`,
-    `  reason: ${verdict.reason}`,
-    `  asked by: ${verdict.by}`,
-    "  arguments:",
-    indent(JSON.stringify(call.args, null, 2), "    "),
-    `  [y] allow once   [s] allow for this session (${sessionWhat})   [n] deny`,
-    "",
-  ].join("\n");
-}
-
-function parseAnswer(line: string): Answer | undefined {
-  const answer = line.trim().toLowerCase();
-  if (["y", "yes", "o", "once", "allow"].includes(answer)) return "once";
-  if (["s", "session", "a", "always"].includes(answer)) return "session";
-  if (["n", "no", "d", "deny", ""].includes(answer)) return "deny";
-  return undefined;
 }
 
 const defaultIO = (): PromptIO => ({ input: process.stdin, output: process.stderr });
@@ -255,21 +223,33 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
           rein.logger.warn(`ignored the permission grant in session entry ${item.entryId}: ${item.problem}`);
       }
       if (grants.length > 0) rein.logger.debug(`restored ${grants.length} session grant(s)`);
+      const grantsFile =
+        options.grantsFile === undefined ? undefined : path.resolve(rein.config.cwd, options.grantsFile);
+      const shownFile = grantsFile && path.relative(rein.config.cwd, grantsFile);
+      const projectGrants: PermissionGrant[] = [];
+      if (options.projectGrants.length > 0) {
+        for (const item of projectGrantsFrom(options.projectGrants, grantKey(), grantsFile)) {
+          if (item.grant) projectGrants.push(item.grant);
+          else rein.logger.warn(`ignored project grant projectGrants[${item.index}]: ${item.problem}`);
+        }
+      }
       const coveredBy = (request: PermissionRequest) =>
         grants.find((g) => covers(g, request.call, request.verdict.by));
+      const projectCover = (request: PermissionRequest) =>
+        projectGrants.find((g) => covers(g, request.call, request.verdict.by));
 
       if (options.setDefaultVerdict) {
         const defaults = options.defaults;
         rein.setDefaultToolVerdict((call) => {
           const risk: ToolRisk | "unknown" = call.risk ?? "unknown";
           const decision = defaults[risk];
-          return {
+          return modeVerdict(options.mode, call, {
             decision,
             reason:
               call.risk === undefined
                 ? `${call.name} declares no risk; the default for such tools is ${decision}`
                 : `${call.name} has risk "${call.risk}"; the default for ${call.risk} tools is ${decision}`,
-          };
+          });
         });
       }
 
@@ -284,14 +264,16 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
       const ask = async (request: PermissionRequest, signal: AbortSignal): Promise<Answer | "closed"> => {
         const io = resolveIO();
         const reader = readerFor(io);
-        io.output.write(mask(promptText(request, options.grantScope)));
+        io.output.write(mask(promptText(request, options.grantScope, shownFile)));
         for (let attempt = 0; attempt < 3; attempt++) {
           io.output.write("> ");
           const line = await reader.readLine(signal);
           if (line === undefined) return "closed";
-          const answer = parseAnswer(line);
+          const answer = parseAnswer(line, grantsFile !== undefined);
           if (answer) return answer;
-          io.output.write(`  please answer y (once), s (session) or n (deny); got ${JSON.stringify(line)}\n`);
+          io.output.write(
+            `  please answer y (once), s (session)${grantsFile ? ", a (always in this project)" : ""} or n (deny); got ${JSON.stringify(line)}\n`,
+          );
         }
         return "deny";
       };
@@ -299,9 +281,19 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
       rein.hooks.permissionAsk.tapPromise(
         rein.plugin.name,
         async (request, context): Promise<PermissionAnswer> => {
+          // Plan mode is read-only whoever asks: no prompt, no grant lets a change through.
+          const refusal = planRefusal(options.mode, request.call);
+          if (refusal) return { decision: "deny", reason: refusal };
           const grant = coveredBy(request);
           if (grant) {
             return { decision: "allow", reason: `allowed for this session (granted ${grant.grantedAt})` };
+          }
+          const always = projectCover(request);
+          if (always) {
+            return {
+              decision: "allow",
+              reason: `allowed in this project (granted ${always.grantedAt}, ${shownFile})`,
+            };
           }
           if (options.prompt === "never") {
             return {
@@ -315,7 +307,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
 
           const answer = await serially(() =>
             // A grant given while this request waited in line may already cover it.
-            coveredBy(request) !== undefined
+            coveredBy(request) !== undefined || projectCover(request) !== undefined
               ? Promise.resolve("session" as const)
               : ask(request, context.signal),
           );
@@ -330,6 +322,30 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
           if (answer === "deny")
             return { decision: "deny", reason: mask(`denied at the prompt: ${request.verdict.reason}`) };
           if (answer === "once") return { decision: "allow", reason: "allowed once at the prompt" };
+          if (answer === "project" && grantsFile) {
+            const granted = sign(
+              grantKey(),
+              {
+                tool: request.call.name,
+                askedBy: request.verdict.by,
+                ...prefixScopeOf(request.call),
+                grantedAt: new Date().toISOString(),
+              },
+              projectBinding(grantsFile),
+            );
+            projectGrants.push(granted);
+            try {
+              saveProjectGrant(grantsFile, granted);
+            } catch (error) {
+              const why = `could not save the project grant: ${(error as Error).message}`;
+              rein.logger.warn(why);
+              io.output.write(`  ${why}; it holds until this process ends\n`);
+            }
+            return {
+              decision: "allow",
+              reason: `allowed in this project at the prompt (${describeScope(request.call.name, granted)}, saved in ${shownFile})`,
+            };
+          }
           if (coveredBy(request) === undefined) {
             const grant = sign(
               grantKey(),
