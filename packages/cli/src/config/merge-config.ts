@@ -112,8 +112,11 @@ export function originLeaves(value: unknown, origin: OriginTree, path = ""): Ori
 
 /** Collapses an origin tree whose leaves all name one layer into that layer. */
 export function uniformLayer(origin: OriginTree): LayerName | undefined {
-  if (typeof origin === "string") return origin;
-  const parts = (Array.isArray(origin) ? origin : Object.values(origin)).map(uniformLayer);
-  const [first] = parts;
-  return first !== undefined && parts.every((part) => part === first) ? first : undefined;
+  const layers = new Set<LayerName>();
+  const visit = (node: OriginTree) => {
+    if (typeof node === "string") layers.add(node);
+    else for (const child of Array.isArray(node) ? node : Object.values(node)) visit(child);
+  };
+  visit(origin);
+  return layers.size === 1 ? [...layers][0] : undefined;
 }

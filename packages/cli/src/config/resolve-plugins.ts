@@ -132,6 +132,8 @@ function giveGrantsFile(entries: ResolvedEntry[], file: string): void {
     if (options !== undefined && !isPlainObject(options)) continue;
     if (options?.grantsFile !== undefined) continue;
     item.entry = [plugin, { ...(options ?? {}), grantsFile: file }];
+    // The value is the local layer's own path.
+    item.optionOrigins = { ...(item.optionOrigins as Record<string, OriginTree>), grantsFile: "local" };
   }
 }
 
