@@ -50,6 +50,10 @@ describe("rein init", { timeout: 120_000 }, () => {
     expect(readFileSync(join(dir, "rein.config.ts"), "utf8")).toContain(
       '["@rein/tools-shell", { sandbox: { mode: "workspace-write"',
     );
+    // The local config layer (grants, this machine's overrides) stays out of git.
+    expect(readFileSync(join(dir, ".gitignore"), "utf8").split("\n")).toEqual(
+      expect.arrayContaining([".rein/local.json", ".rein/sessions/"]),
+    );
     // As `npm install -D @rein/tools-shell` would: the config's shell plugin resolves from the project.
     const shell = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "plugins", "tools-shell");
     mkdirSync(join(dir, "node_modules", "@rein"), { recursive: true });
@@ -106,6 +110,14 @@ describe("rein init", { timeout: 120_000 }, () => {
       type: "module",
       scripts: { test: "node --test" },
     });
+  });
+
+  it("keeps an existing .gitignore and appends only the lines it lacks", async () => {
+    const dir = project({ ".gitignore": "node_modules\n.rein/sessions/\n" });
+    expect((await rein(["init"], dir)).code).toBe(0);
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe(
+      "node_modules\n.rein/sessions/\n# rein: this machine's config layer and grants, and sessions\n.rein/local.json\n",
+    );
   });
 
   for (const kind of ["plugin", "tool-pack"] as const) {

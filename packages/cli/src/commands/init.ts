@@ -120,8 +120,28 @@ export async function initCommand(options: InitOptions, globals: GlobalOptions):
   // package.json is merged (fields it lacks are added), so it never blocks.
   writeFileSync(packageFile, packageJson);
   terminal().out.write(`${packageText === undefined ? "created" : "updated"} package.json\n`);
+  // .gitignore likewise: the local layer (this machine's overrides and grants) and sessions stay out of git.
+  const ignoreFile = join(globals.cwd, ".gitignore");
+  const ignoreText = existsSync(ignoreFile) ? readFileSync(ignoreFile, "utf8") : undefined;
+  const ignored = gitignoreWith(ignoreText);
+  if (ignored !== ignoreText) {
+    writeFileSync(ignoreFile, ignored);
+    terminal().out.write(`${ignoreText === undefined ? "created" : "updated"} .gitignore\n`);
+  }
   terminal().err.write('next: npm install && npx rein run "hello" (npm test runs the plugin\'s test)\n');
   return ExitCode.ok;
+}
+
+/** Lines `rein init` keeps in .gitignore: the local config layer and the sessions. */
+export const IGNORED = [".rein/local.json", ".rein/sessions/"];
+
+/** `.gitignore` with the lines it lacks appended (unchanged when it has them all). */
+export function gitignoreWith(text: string | undefined): string {
+  const present = new Set((text ?? "").split(/\r?\n/).map((line) => line.trim()));
+  const missing = IGNORED.filter((line) => !present.has(line) && !present.has(`/${line}`));
+  if (missing.length === 0 && text !== undefined) return text;
+  const before = text === undefined || text === "" ? "" : text.endsWith("\n") ? text : `${text}\n`;
+  return `${before}# rein: this machine's config layer and grants, and sessions\n${missing.join("\n")}\n`;
 }
 
 async function initPackage(options: InitOptions, globals: GlobalOptions): Promise<number> {
