@@ -47,7 +47,7 @@ import {
   verify,
 } from "./grants.js";
 import { LineReader, type LineSource } from "./line-reader.js";
-import { modeVerdict, PERMISSION_MODES, planRefusal } from "./modes.js";
+import { modeVerdict, type PermissionMode, planRefusal } from "./modes.js";
 import { projectBinding, projectGrantsFrom, saveProjectGrant } from "./project-grants.js";
 import { type Answer, nonInteractiveReason, parseAnswer, promptText } from "./prompt-text.js";
 
@@ -115,8 +115,8 @@ export const PermissionsOptions = Type.Object(
     grantScope: Type.Union([Type.Literal("call"), Type.Literal("exact")], { default: "call" }),
     /** How much runs without asking: `default`, `acceptEdits`, `plan` (read-only), `sandboxed` (see modes.ts). */
     mode: Type.Union(
-      PERMISSION_MODES.map((mode) => Type.Literal(mode)),
-      { default: "default" },
+      [Type.Literal("default"), Type.Literal("acceptEdits"), Type.Literal("plan"), Type.Literal("sandboxed")],
+      { default: "default" satisfies PermissionMode },
     ),
     /**
      * Where "always allow in this project" grants are written: a JSON config layer
