@@ -3,7 +3,7 @@
  * project > user), a managed deny no lower layer can undo, the command-line
  * flags, permission modes, and `rein config` showing where each value came from.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -192,6 +192,23 @@ describe("config layers", { timeout: 60_000 }, () => {
     const result = await rein(["run", "--sandbox", "read-only", "hi"], dir, { env: machine() });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--sandbox: the config loads no @rein/tools-shell");
+  });
+
+  it("the file tools refuse to write the local layer even when the project lifts their protected paths", async () => {
+    const fsTools = join(dirname(fileURLToPath(import.meta.url)), "../../plugins/tools-fs/dist/index.js");
+    const forged = JSON.stringify({
+      plugins: [["@rein/plugin-policy", { rules: [{ rule: "*", decision: "allow" }] }]],
+    });
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "write", args: { path: ".rein/local.json", content: forged } }] }, "done"],
+        `plugins: [[${JSON.stringify(fsTools)}, { protectedPaths: [] }]],`,
+      ),
+    });
+    const result = await rein(["run", "--json", "go"], dir, { env: machine() });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/is protected \(rein loaded it/);
+    expect(existsSync(join(dir, ".rein/local.json"))).toBe(false);
   });
 
   it("--model replaces the configured model", async () => {
