@@ -3,7 +3,7 @@
  * project > user), a managed deny no lower layer can undo, the command-line
  * flags, permission modes, and `rein config` showing where each value came from.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -185,6 +185,53 @@ describe("config layers", { timeout: 60_000 }, () => {
     const bad = await rein(["run", "--permission-mode", "yolo", "go"], dir, { env: machine() });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("yolo");
+  });
+
+  it("--permission-mode sandboxed runs what the OS sandbox holds, and nothing once --sandbox off lifts it", async () => {
+    const env = machine();
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "bash", args: { command: "echo inside > note.txt" } }] }, "done"],
+        `plugins: ["@rein/tools-shell", ${JSON.stringify(PERMISSIONS)}],`,
+      ),
+    });
+    const sandboxed = await rein(["run", "--json", "--permission-mode", "sandboxed", "go"], dir, { env });
+    expect(sandboxed.code).toBe(0);
+    expect(decisions(sandboxed.stdout)).toEqual([
+      expect.objectContaining({
+        decision: "allow",
+        toolName: "bash",
+        reason: 'permission mode "sandboxed": bash runs inside the OS sandbox',
+      }),
+    ]);
+    expect(readFileSync(join(dir, "note.txt"), "utf8")).toBe("inside\n");
+
+    rmSync(join(dir, "note.txt"));
+    const lifted = await rein(
+      ["run", "--json", "--permission-mode", "sandboxed", "--sandbox", "off", "go"],
+      dir,
+      { env },
+    );
+    expect(decisions(lifted.stdout)).toEqual([
+      expect.objectContaining({ decision: "deny", toolName: "bash" }),
+    ]);
+    expect(existsSync(join(dir, "note.txt"))).toBe(false);
+
+    // A managed sandbox mode outranks the flag: --sandbox off cannot lift it.
+    const pinned = machine({
+      managed: { plugins: [["@rein/tools-shell", { sandbox: { mode: "workspace-write" } }]] },
+    });
+    const kept = await rein(
+      ["run", "--json", "--permission-mode", "sandboxed", "--sandbox", "off", "go"],
+      dir,
+      {
+        env: pinned,
+      },
+    );
+    expect(decisions(kept.stdout)).toEqual([
+      expect.objectContaining({ decision: "allow", toolName: "bash" }),
+    ]);
+    expect(readFileSync(join(dir, "note.txt"), "utf8")).toBe("inside\n");
   });
 
   it("--sandbox needs a shell in the config; it never adds one", async () => {
