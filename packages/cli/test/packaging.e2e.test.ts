@@ -26,11 +26,14 @@ afterAll(async () => {
 }, 600_000);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-// @rein/tools-shell: the CLI depends on it (`rein doctor` checks its sandbox).
+// @rein/tools-shell: the CLI depends on it (`rein doctor` checks its sandbox); policy and
+// permissions too (what --allow/--deny and --permission-mode load).
 const PACKED = [
   "packages/harness",
   "packages/sdk",
   "packages/plugins/tools-shell",
+  "packages/plugins/plugin-policy",
+  "packages/plugins/plugin-permissions",
   "packages/cli",
   "examples/tool-pack",
 ];

@@ -8,7 +8,9 @@
  * several layers is loaded once, its options merged as merge-config.ts says (arrays
  * of rules concatenated, so a managed deny stays in the list), at the place the
  * lowest layer gave it; a plugin that declares a `grantsFile` option is given the
- * local layer's file unless a layer set one.
+ * local layer's file unless a layer set one. A plugin the managed layer names runs
+ * the code the managed layer resolved, so a project module that takes the same name
+ * cannot stand in for it.
  */
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -89,15 +91,27 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
         continue;
       }
       known.layers?.push(layer.name);
-      if (!isReinPlugin(plugin) || options === undefined) continue;
+      if (!isReinPlugin(plugin)) continue;
       const [before, beforeOptions] = splitEntry(known.entry);
+      // A plugin the managed layer names runs the managed layer's code: a project's own
+      // module that merely takes the same name never receives the managed rules.
+      const code = layer.name === "managed" ? plugin : (before as AnyReinPlugin);
+      if (layer.name === "managed" && code !== before) {
+        known.source = entry.source;
+        if (entry.file) known.file = entry.file;
+        else delete known.file;
+      }
+      if (options === undefined) {
+        known.entry = beforeOptions === undefined ? code : [code, beforeOptions];
+        continue;
+      }
       const [value, origin] = mergeValues(
         beforeOptions ?? {},
         known.optionOrigins ?? {},
         options,
         originOf(options, layer.name),
       );
-      known.entry = [before as AnyReinPlugin, value];
+      known.entry = [code, value];
       known.optionOrigins = origin;
     }
   }
