@@ -163,6 +163,31 @@ export default definePlugin({
     expect(shown.stdout).toContain("policy (@rein/plugin-policy)  ← project, managed");
   });
 
+  it("plugin(imported, options) in the project merges with the same plugin named by package in another layer", async () => {
+    const POLICY = join(dirname(fileURLToPath(import.meta.url)), "../../plugins/plugin-policy/dist/index.js");
+    const env = machine({
+      managed: {
+        plugins: [["@rein/plugin-policy", { rules: [{ id: "no-echo", rule: "echo", decision: "deny" }] }]],
+      },
+    });
+    const dir = project({
+      "tools.ts": TOOLS_PLUGIN,
+      "rein.config.ts": `import { defineConfig, plugin } from "@rein/sdk";
+import policy from ${JSON.stringify(POLICY)};
+export default defineConfig({
+  model: { script: [{ toolCalls: [{ name: "push", args: { remote: "o" } }, { name: "echo", args: { text: "x" } }] }, "ok"] },
+  plugins: ["./tools.ts", plugin(policy, { rules: [{ id: "no-push", rule: "push", decision: "deny" }] })],
+});
+`,
+    });
+    const result = await rein(["run", "--json", "go"], dir, { env });
+    expect(result.code).toBe(0);
+    expect(decisions(result.stdout).map((d) => [d.toolName, d.decision, d.by])).toEqual([
+      ["push", "deny", "policy:no-push"],
+      ["echo", "deny", "policy:no-echo"],
+    ]);
+  });
+
   it("a managed file that does not parse stops the run (fail closed)", async () => {
     const env = machine();
     mkdirSync(dirname(env.REIN_MANAGED_CONFIG), { recursive: true });
