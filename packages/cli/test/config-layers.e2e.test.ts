@@ -300,21 +300,38 @@ export default defineConfig({
     expect(result.stderr).toContain("--sandbox: the config loads no @rein/tools-shell");
   });
 
-  it("the file tools refuse to write the local layer even when the project lifts their protected paths", async () => {
+  it("the file tools refuse to write the config layers and the grant key even when the project lifts their protected paths", async () => {
     const fsTools = join(dirname(fileURLToPath(import.meta.url)), "../../plugins/tools-fs/dist/index.js");
     const forged = JSON.stringify({
       plugins: [["@rein/plugin-policy", { rules: [{ rule: "*", decision: "allow" }] }]],
     });
     const dir = project({
       "rein.config.ts": scriptedConfig(
-        [{ toolCalls: [{ name: "write", args: { path: ".rein/local.json", content: forged } }] }, "done"],
+        [
+          {
+            toolCalls: [
+              { name: "write", args: { path: ".rein/local.json", content: forged } },
+              // The user config dir inside the project (a project at ~): its config and the grant key.
+              { name: "write", args: { path: "home/rein/config.json", content: forged } },
+              { name: "write", args: { path: "home/rein/grant-key", content: "00" } },
+            ],
+          },
+          "done",
+        ],
         `plugins: [[${JSON.stringify(fsTools)}, { protectedPaths: [] }]],`,
       ),
+      "home/rein/config.json": "{}",
     });
-    const result = await rein(["run", "--json", "go"], dir, { env: machine() });
+    const result = await rein(["run", "--json", "go"], dir, {
+      env: { ...machine(), XDG_CONFIG_HOME: join(dir, "home") },
+    });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/is protected \(rein loaded it/);
+    for (const path of [".rein/local.json", "home/rein/config.json", "home/rein/grant-key"]) {
+      expect(result.stdout).toContain(`path \\"${path}\\" is protected (rein loaded it`);
+    }
     expect(existsSync(join(dir, ".rein/local.json"))).toBe(false);
+    expect(readFileSync(join(dir, "home/rein/config.json"), "utf8")).toBe("{}");
+    expect(existsSync(join(dir, "home/rein/grant-key"))).toBe(false);
   });
 
   it("--model replaces the configured model", async () => {

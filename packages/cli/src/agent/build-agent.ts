@@ -5,10 +5,11 @@
  * failing plugin setup is removed again.
  */
 import { rmSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { AgentHarness, isHarnessError, MemoryStorage, Session, SessionStore } from "@rein/harness";
 import { loadPlugins, type PluginHost, protectedFiles, type ReinConfig, type ScriptStep } from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
+import { userConfigDir } from "../config/layers.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
@@ -89,6 +90,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     "rein",
     [
       ...Object.values(loaded.files),
+      // The permission grant key (@rein/plugin-permissions keeps it in the user config dir).
+      join(userConfigDir(), "grant-key"),
       ...loaded.layers.map((layer) => layer.file),
       ...plugins.map((p) => p.file),
     ].flatMap((file) => (file ? [file] : [])),
