@@ -87,6 +87,13 @@ describe("config layers", { timeout: 60_000 }, () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`systemPrompt = "from local"  ← local (${join(dir, ".rein/local.json")})`);
     expect(text.stdout).toContain(`thinkingLevel = "minimal"  ← managed (${env.REIN_MANAGED_CONFIG})`);
+
+    const doctor = await rein(["doctor"], dir, { env });
+    expect(doctor.stdout).toMatch(
+      new RegExp(
+        `✓ layers +user ${join(env.XDG_CONFIG_HOME, "rein", "config.json")}, local ${join(dir, ".rein/local.json")}, managed ${env.REIN_MANAGED_CONFIG}`,
+      ),
+    );
   });
 
   it("a managed deny holds against a project allow, an --allow flag and a permissive mode", async () => {

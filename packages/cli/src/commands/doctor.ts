@@ -35,6 +35,11 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
   try {
     loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
     checks.push({ name: "config", ok: true, detail: loaded.file ?? "none found (defaults apply)" });
+    const others = loaded.layers.filter((layer) => layer.name !== "project" && layer.file);
+    if (others.length > 0) {
+      const detail = others.map((layer) => `${layer.name} ${layer.file}`).join(", ");
+      checks.push({ name: "layers", ok: true, detail: `${detail} (rein config shows the merge)` });
+    }
   } catch (error) {
     checks.push(failure("config", error));
   }
