@@ -128,6 +128,25 @@ describe("reloading plugins and config in a chat", { timeout: 120_000 }, () => {
     expect(sessions[0]?.messageCount).toBe(12);
   });
 
+  it("a reload keeps the command-line layer: a --deny still holds after /reload", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(SCRIPT, 'plugins: ["./greeter.ts"],'),
+      "greeter.ts": greeter("v1"),
+    });
+    const session = chat(["run", "--chat", "--deny", "greet"], dir);
+    session.send("first");
+    await session.waitFor("done one");
+    expect(session.stderr).toContain("denied by policy:flag-deny-1");
+    session.send("/reload");
+    await session.waitFor("↻ reloaded: 2 plugins (greeter, policy)");
+    session.send("second");
+    await session.waitFor("done two");
+    expect(session.stderr.split("denied by policy:flag-deny-1").length - 1).toBe(2);
+    expect(session.stderr).not.toContain("greeting: v1");
+    session.end();
+    expect(await session.exited).toBe(0);
+  });
+
   it("rein dev reloads on file change; a broken edit is reported and the previous plugins stay", async () => {
     const dir = project({
       "rein.config.ts": scriptedConfig(SCRIPT, 'plugins: ["./greeter.ts", "./no-greet.ts"],'),
