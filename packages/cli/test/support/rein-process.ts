@@ -18,6 +18,14 @@ export interface ReinResult {
 
 const created: string[] = [];
 export const cacheRoot = mkdtempSync(join(tmpdir(), "rein-cache-"));
+/**
+ * The machine's own config layers stay out of the tests: an empty user config dir
+ * and no managed file (a test that wants them passes its own env).
+ */
+export const machineEnv = {
+  XDG_CONFIG_HOME: join(cacheRoot, "config"),
+  REIN_MANAGED_CONFIG: join(cacheRoot, "no-managed.json"),
+};
 
 /** A temporary project folder (outside the workspace: no node_modules, no @rein/sdk installed). */
 export function project(files: Record<string, string>): string {
@@ -37,7 +45,7 @@ export function cleanup(): void {
 export function spawnRein(args: string[], cwd: string, env: Record<string, string> = {}): ChildProcess {
   return spawn(process.execPath, [REIN_BIN, ...args], {
     cwd,
-    env: { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: cacheRoot, ...env },
+    env: { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: cacheRoot, ...machineEnv, ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
 }
