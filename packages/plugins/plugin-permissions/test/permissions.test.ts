@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -254,5 +254,53 @@ describe("default verdict by risk", () => {
       tools,
     });
     expect((await t.checkToolCall({ name: "write", args: {} })).decision).toBe("allow");
+  });
+});
+
+describe("always in this project", () => {
+  it("offered with a grantsFile: the grant is saved there and a later harness given it as projectGrants needs no prompt", async () => {
+    const grantsFile = join(mkdtempSync(join(tmpdir(), "rein-project-")), ".rein", "local.json");
+    const term = terminal("a\n");
+    t = await createTestHarness({
+      plugins: [askPush, [createPermissionsPlugin({ io: term.io }), { grantsFile }]],
+      tools,
+      script: [push("c1"), "done"],
+    });
+    expect((await t.prompt("push")).status).toBe("completed");
+    expect(term.shown()).toContain("[a] always in this project (these exact arguments only; saved in ");
+    const saved = JSON.parse(readFileSync(grantsFile, "utf8")) as {
+      plugins: [string, { projectGrants: unknown[] }][];
+    };
+    const [[specifier, options]] = saved.plugins as [[string, { projectGrants: unknown[] }]];
+    expect(specifier).toBe("@rein/plugin-permissions");
+    expect(options.projectGrants).toHaveLength(1);
+
+    const later = terminal("", false);
+    t2 = await createTestHarness({
+      plugins: [askPush, [createPermissionsPlugin({ io: later.io }), { grantsFile, ...options }]],
+      tools,
+      script: [push("c2"), push("c3", "git push origin other"), "done"],
+    });
+    await t2.prompt("push again");
+    expect(later.shown()).toBe("");
+    expect(t2.decisions().map((d) => [d.decision, d.reason.split(" (")[0]])).toEqual([
+      ["allow", "allowed in this project"],
+      ["deny", "pushing publishes commits"],
+    ]);
+  });
+
+  it("without a grantsFile the prompt offers no 'always', and 'a' keeps meaning this session", async () => {
+    const term = terminal("a\n");
+    t = await createTestHarness({
+      plugins: [askPush, createPermissionsPlugin({ io: term.io })],
+      tools,
+      script: [push("c1"), push("c2"), "done"],
+    });
+    await t.prompt("push");
+    expect(term.shown()).not.toContain("[a] always");
+    expect(t.decisions().map((d) => d.reason)).toEqual([
+      "allowed for this session at the prompt",
+      expect.stringMatching(/^allowed for this session \(granted /),
+    ]);
   });
 });
