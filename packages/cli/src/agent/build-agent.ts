@@ -14,6 +14,7 @@ import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { lineOfKey } from "../config/validate-config.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
+import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { perRequestSignal } from "./request-signal.js";
 import { scriptRepliesGiven } from "./script-resume.js";
 
@@ -27,6 +28,8 @@ export interface AgentOptions {
   /** Use an in-memory session (nothing written): `plugins`, `tools`, `replay`, `doctor`. */
   ephemeral?: boolean;
   script?: ScriptStep[] | undefined;
+  /** Where project-instruction warnings go (default: nowhere). */
+  warn?: (message: string) => void;
   /** Let commands that only inspect run without a model. */
   modelOptional?: boolean;
 }
@@ -39,6 +42,8 @@ export interface Agent {
   loaded: LoadedConfig;
   model: ResolvedModel;
   plugins: ResolvedEntry[];
+  /** AGENTS.md files in the system prompt (see project-instructions.ts). */
+  instructions: ProjectInstructions;
   /** Disposes plugins, closes the session and the scripted model. */
   dispose(): Promise<void>;
 }
@@ -69,6 +74,12 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   // A resumed scripted run goes on after the replies its session already holds.
   if (model.scripted && !fresh) model.scripted.skip(scriptRepliesGiven(session, model.scripted));
   const { config } = loaded;
+  const instructions = projectInstructions({
+    root: loaded.dir,
+    cwd: options.cwd,
+    base: config.systemPrompt ?? "",
+    warn: options.warn ?? (() => undefined),
+  });
   const harness = new AgentHarness({
     session,
     model: model.model,
@@ -77,7 +88,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     requestOptions: model.requestOptions,
     streamFn: perRequestSignal(),
     ...(config.retry !== undefined ? { retry: config.retry } : {}),
-    ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
+    systemPrompt: instructions.systemPrompt,
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
   });
@@ -111,6 +122,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     if (error instanceof CliError) throw error;
     throw pluginLoadError(loaded, plugins, error);
   }
+  const unwatch = instructions.watch(harness);
   const agent: Agent = {
     harness,
     host,
@@ -119,7 +131,9 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     loaded,
     model,
     plugins,
+    instructions,
     async dispose() {
+      unwatch();
       try {
         await harness.close(2_000);
         // The current host: a reload (agent/reload.ts) may have replaced it.

@@ -10,11 +10,15 @@
  * reaches the chat, so it is never sent to the model. Lines typed ahead stay in
  * the terminal for the next chat prompt.
  */
+import { relative } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { Agent } from "../agent/build-agent.js";
 import type { LiveReload } from "../agent/live-reload.js";
+import { splitArguments, templateCall, templateNames, unknownTemplate } from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
 import type { Terminal } from "../ui/terminal.js";
+import { lastLine } from "../ui/usage-line.js";
+import { formatUsage, type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
 import { drawTree } from "./sessions.js";
 
 const HELP = `/compact [instructions]   summarise older turns to free context
@@ -24,6 +28,8 @@ const HELP = `/compact [instructions]   summarise older turns to free context
 /label <entry|.> <text>    label an entry (. = the leaf); "/label <entry> -" removes it
 /reload                    reload the config and plugins (the session is kept)
 /session                   show the session id
+/cost                      tokens and cost of the last run and of the session
+/<template> [args]         a prompt template from .rein/prompts/<template>.md
 /exit                      leave the chat
 `;
 
@@ -95,6 +101,8 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
     c.dim(`rein chat · session ${agent.session.id.slice(0, 8)} · /help for commands, /exit to leave\n`),
   );
   let status: number = ExitCode.ok;
+  /** Where the last prompt's run began, for `/cost`. */
+  let lastRun: UsageMark | undefined;
   const ask = () => term.err.write(c.bold("› "));
   ask();
   for (let raw = await lines.next(); raw !== undefined; raw = await lines.next()) {
@@ -105,10 +113,15 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
       try {
         await live?.settle();
         if (line === "/reload" && live) await live.reload();
-        else if (line.startsWith("/")) await slashCommand(agent, term, line);
         else {
-          const outcome = await agent.harness.prompt(line);
-          status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
+          const text = line.startsWith("/") ? templatePrompt(agent, line, { strict: false }) : line;
+          if (text === undefined) await slashCommand(agent, term, line, lastRun);
+          else {
+            lastRun = usageMark(agent.session);
+            const outcome = await agent.harness.prompt(text);
+            status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
+            lastLine(agent.session, term, lastRun);
+          }
         }
       } catch (error) {
         term.err.write(`${c.red("✗")} ${(error as Error).message}\n`);
@@ -121,15 +134,73 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
   return status;
 }
 
-async function slashCommand(agent: Agent, term: Terminal, line: string): Promise<void> {
+const BUILTIN = new Set([
+  "/help",
+  "/session",
+  "/cost",
+  "/compact",
+  "/tree",
+  "/fork",
+  "/label",
+  "/reload",
+  "/exit",
+  "/quit",
+]);
+
+/**
+ * `/name args` as a prompt template's text, recording which template (file,
+ * sha256, arguments) in the session; undefined when `text` is not a template call.
+ * In chat the built-in commands come first; `strict` (`rein run`) makes a `/name`
+ * that names no template an error instead of a prompt.
+ */
+export function templatePrompt(
+  agent: Agent,
+  text: string,
+  options: { strict: boolean; words?: string[] },
+): string | undefined {
+  const match = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!match) return undefined;
+  const name = match[1] as string;
+  if (!options.strict && BUILTIN.has(`/${name}`)) return undefined;
+  const args =
+    options.words && options.words.length > 1 ? options.words.slice(1) : splitArguments(match[2] ?? "");
+  const root = agent.loaded.dir;
+  const call = templateCall(root, name, args);
+  if (!call) {
+    if (options.strict) throw unknownTemplate(root, name);
+    return undefined;
+  }
+  agent.harness.appendEntry({
+    type: "custom",
+    customType: "rein.prompt_template",
+    data: { name, file: relative(root, call.template.file), sha256: call.template.sha256, args },
+  });
+  return call.text;
+}
+
+async function slashCommand(
+  agent: Agent,
+  term: Terminal,
+  line: string,
+  lastRun: UsageMark | undefined,
+): Promise<void> {
   const [command, ...words] = line.split(/\s+/);
   const { harness, session } = agent;
   const resolveEntry = (word: string | undefined) =>
     word === undefined || word === "." ? session.leafId : word;
   switch (command) {
-    case "/help":
+    case "/help": {
       term.err.write(HELP);
+      const names = templateNames(agent.loaded.dir);
+      if (names.length > 0) term.err.write(`templates: ${names.map((n) => `/${n}`).join(", ")}\n`);
       return;
+    }
+    case "/cost": {
+      const usage = usageReport(session, lastRun ?? usageMark(session));
+      if (lastRun) term.out.write(`last run  ${formatUsage(usage.run)} (${usage.run.requests} requests)\n`);
+      term.out.write(`session   ${formatUsage(usage.session)} (${usage.session.requests} requests)\n`);
+      return;
+    }
     case "/session":
       term.out.write(`${session.id}\n`);
       return;
@@ -174,6 +245,8 @@ async function slashCommand(agent: Agent, term: Terminal, line: string): Promise
       return;
     }
     default:
-      throw new Error(`unknown command ${command}; /help lists them`);
+      throw new Error(
+        `unknown command ${command}: neither built in nor a template in .rein/prompts; /help lists them`,
+      );
   }
 }

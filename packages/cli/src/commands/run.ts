@@ -10,12 +10,21 @@ import type { ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
+import {
+  type Checked,
+  finalAnswer,
+  loadOutputSchema,
+  type OutputSchema,
+  repairPrompt,
+} from "../output/output-schema.js";
 import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { attachRenderer } from "../ui/run-renderer.js";
 import { type Terminal, terminal } from "../ui/terminal.js";
-import { chatLoop } from "./chat.js";
+import { lastLine } from "../ui/usage-line.js";
+import { type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
+import { chatLoop, templatePrompt } from "./chat.js";
 
 export interface RunOptions {
   json?: boolean;
@@ -26,6 +35,8 @@ export interface RunOptions {
   chat?: boolean;
   /** Reload config and plugins when files in the config's folder change (`rein dev`). */
   watch?: boolean;
+  /** A JSON Schema file the final answer must match (exit 3 when it still does not after one repair turn). */
+  outputSchema?: string;
 }
 
 export function readScript(file: string, cwd: string): ScriptStep[] {
@@ -63,6 +74,9 @@ export async function runCommand(
   if (prompt === "" && !chat)
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
 
+  if (options.outputSchema && chat)
+    throw usageError("--output-schema needs a prompt: it checks one run's answer");
+  const schema = options.outputSchema ? loadOutputSchema(options.outputSchema, globals.cwd) : undefined;
   const term = terminal();
   // Reserved before plugins load: their console output must not mix into the JSON lines.
   const json: JsonOut | undefined = options.json ? reserveStdout() : undefined;
@@ -73,9 +87,12 @@ export async function runCommand(
       sessionId: options.session,
       continueLatest: options.continue === true,
       script,
+      warn: (message) => term.err.write(`${term.c.yellow("!")} ${message}\n`),
     });
     return await runAgent(agent, {
       prompt,
+      words: promptWords,
+      schema,
       chat,
       json,
       term,
@@ -91,6 +108,9 @@ async function runAgent(
   agent: Agent,
   run: {
     prompt: string;
+    /** The prompt's words as given (a template's arguments keep their quoting). */
+    words: string[];
+    schema: OutputSchema | undefined;
     chat: boolean;
     json: JsonOut | undefined;
     term: Terminal;
@@ -100,7 +120,12 @@ async function runAgent(
   },
 ): Promise<number> {
   const { term, json } = run;
-  const detach = attachRenderer(agent.harness, term, { json, endpoint: agent.model.endpoint });
+  const detach = attachRenderer(agent.harness, term, {
+    json,
+    endpoint: agent.model.endpoint,
+    // With --output-schema stdout carries only the checked JSON: the answer streams to stderr.
+    ...(run.schema ? { answerTo: term.err } : {}),
+  });
   let interrupts = 0;
   const onInterrupt = () => {
     interrupts++;
@@ -127,9 +152,36 @@ async function runAgent(
         live.close();
       }
     }
-    const outcome = await promptOnce(agent, run.prompt);
-    if (!json) sessionNote(agent, term);
-    return exitCodeOf(outcome, term, json !== undefined);
+    const mark = usageMark(agent.session);
+    const text = templatePrompt(agent, run.prompt, { strict: true, words: run.words }) ?? run.prompt;
+    if (run.schema) agent.instructions.appendix = [run.schema.instructions];
+    let outcome = await promptOnce(agent, text);
+    let output: Checked | undefined;
+    if (run.schema && outcome.status === "completed") {
+      output = run.schema.check(finalAnswer(outcome.messages));
+      if (!output.ok) {
+        if (!json)
+          term.err.write(
+            `${term.c.yellow("↻ the answer does not match")} ${run.schema.file}: ${output.errors.join("; ")}; asking once more\n`,
+          );
+        outcome = await promptOnce(agent, repairPrompt(output.errors));
+        output = outcome.status === "completed" ? run.schema.check(finalAnswer(outcome.messages)) : undefined;
+      }
+    }
+    let code = exitCodeOf(outcome, term, json !== undefined);
+    if (code === ExitCode.ok && output && !output.ok) {
+      code = ExitCode.output;
+      if (!json)
+        term.err.write(
+          `${term.c.red("✗ the answer does not match")} ${run.schema?.file}:\n${output.errors.map((e) => `  ${e}`).join("\n")}\n`,
+        );
+    }
+    if (json) json.write(`${JSON.stringify(endEvent(agent, mark, outcome, code, output))}\n`);
+    else {
+      if (code === ExitCode.ok && output?.ok) term.out.write(`${JSON.stringify(output.value)}\n`);
+      lastLine(agent.session, term, mark);
+    }
+    return code;
   } finally {
     clearInterval(keepAlive);
     offClosed();
@@ -154,6 +206,22 @@ function exitCodeOf(outcome: RunOutcome, term: Terminal, json: boolean): number 
   return ExitCode.failed;
 }
 
-function sessionNote(agent: Agent, term: Terminal) {
-  term.err.write(term.c.dim(`session ${agent.session.id.slice(0, 8)} · resume with rein run --continue\n`));
+/** The `--json` stream's last line: how the command ended, the usage totals and the checked output. */
+function endEvent(
+  agent: Agent,
+  mark: UsageMark,
+  outcome: RunOutcome,
+  code: number,
+  output: Checked | undefined,
+) {
+  return {
+    type: "end",
+    status: outcome.status,
+    ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}),
+    exitCode: code,
+    sessionId: agent.session.id,
+    usage: usageReport(agent.session, mark),
+    ...(output?.ok ? { output: output.value } : {}),
+    ...(output && !output.ok ? { outputErrors: output.errors } : {}),
+  };
 }
