@@ -168,10 +168,10 @@ export function projectInstructions(options: {
             const facts = (await tool.inspect(event.args as never, {
               cwd: harness.snapshot?.cwd ?? options.cwd,
               sessionId: harness.sessionId,
-            })) as { paths?: readonly { absolute: string; kind: string; relative: string }[] };
+            })) as { paths?: readonly { absolute: string; kind: string }[] };
             for (const fact of facts.paths ?? []) {
               const dir = fact.kind === "walk" ? fact.absolute : dirname(fact.absolute);
-              addChain(dir, `${event.toolName} ${fact.relative}`);
+              addChain(dir, `${event.toolName} ${toPosix(relative(root, fact.absolute))}`);
             }
           } catch {
             // arguments the tool rejects touch nothing

@@ -197,8 +197,9 @@ async function slashCommand(
     }
     case "/cost": {
       const usage = usageReport(session, lastRun ?? usageMark(session));
-      if (lastRun) term.out.write(`last run  ${formatUsage(usage.run)} (${usage.run.requests} requests)\n`);
-      term.out.write(`session   ${formatUsage(usage.session)} (${usage.session.requests} requests)\n`);
+      const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
+      if (lastRun) term.out.write(`last run  ${formatUsage(usage.run)} (${requests(usage.run.requests)})\n`);
+      term.out.write(`session   ${formatUsage(usage.session)} (${requests(usage.session.requests)})\n`);
       return;
     }
     case "/session":
