@@ -76,6 +76,6 @@ export function keyVariable(provider: string): string {
   const ways = credentialVariables(provider);
   if (ways.length === 0)
     return `the credentials pi-ai expects for "${provider}" (it reads no environment variable for it)`;
-  const shown = ways.map((way) => way.join(" and "));
+  const shown = ways.map((way) => way.join(" + "));
   return shown.length === 1 ? (shown[0] as string) : `${shown.slice(0, -1).join(", ")} or ${shown.at(-1)}`;
 }
