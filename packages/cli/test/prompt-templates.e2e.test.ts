@@ -97,6 +97,7 @@ describe("prompt templates", { timeout: 60_000 }, () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("first answer");
     expect(result.stderr).toContain("templates: /review");
+    expect(result.stderr).toMatch(/\/review <file> \[focus\] +Review a file/);
     expect(users(dir)).toEqual([
       "Review my file.ts with a focus on speed.\nEverything given: my file.ts speed",
       "thanks",

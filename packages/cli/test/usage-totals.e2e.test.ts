@@ -117,6 +117,31 @@ describe("usage totals", { timeout: 90_000 }, () => {
     expect(exported.stdout).toContain(`Usage: ${shown(sum(all))} over ${all.length} model requests`);
   });
 
+  it("a fork's totals leave out the copied branch (it is counted in its source)", async () => {
+    const dir = project({ "rein.config.ts": scriptedConfig(["one", "two"]) });
+    expect((await rein(["run", "first"], dir)).code).toBe(0);
+    const list = async () =>
+      (await rein(["sessions", "list", "--json"], dir)).stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { id: string; forkedFrom?: unknown; usage: Totals });
+    const [source] = await list();
+    const forked = await rein(["sessions", "fork", source?.id as string], dir);
+    expect(forked.code).toBe(0);
+    const forkId = forked.stdout.trim();
+    const before = (await list()).find((s) => s.id === forkId);
+    expect(before?.usage.requests).toBe(0);
+    expect(before?.usage.totalTokens).toBe(0);
+    const run = await rein(["run", "--json", "--session", forkId.slice(0, 8), "second"], dir);
+    expect(run.code).toBe(0);
+    const after = (await list()).find((s) => s.id === forkId);
+    const end = endEvent(run.stdout);
+    expect(after?.usage.requests).toBe(1);
+    expect(after?.usage).toEqual(end.usage.run);
+    expect(end.usage.session).toEqual(end.usage.run);
+    expect((await list()).find((s) => s.id === source?.id)?.usage).toEqual(source?.usage);
+  });
+
   it("a custom model's declared prices give the cost, summed exactly as recorded", async () => {
     const server = await startOpenAICompatibleServer([
       {

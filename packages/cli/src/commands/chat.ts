@@ -14,7 +14,13 @@ import { relative } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { Agent } from "../agent/build-agent.js";
 import type { LiveReload } from "../agent/live-reload.js";
-import { splitArguments, templateCall, templateNames, unknownTemplate } from "../agent/prompt-templates.js";
+import {
+  readTemplate,
+  splitArguments,
+  templateCall,
+  templateNames,
+  unknownTemplate,
+} from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
 import type { Terminal } from "../ui/terminal.js";
 import { lastLine } from "../ui/usage-line.js";
@@ -193,6 +199,11 @@ async function slashCommand(
       term.err.write(HELP);
       const names = templateNames(agent.loaded.dir);
       if (names.length > 0) term.err.write(`templates: ${names.map((n) => `/${n}`).join(", ")}\n`);
+      for (const name of names) {
+        const template = readTemplate(agent.loaded.dir, name);
+        const usage = `/${name}${template?.argumentHint ? ` ${template.argumentHint}` : ""}`;
+        term.err.write(`${usage.padEnd(27)}${template?.description ?? ""}\n`);
+      }
       return;
     }
     case "/cost": {
