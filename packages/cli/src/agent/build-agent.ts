@@ -28,6 +28,8 @@ export interface AgentOptions {
   /** Use an in-memory session (nothing written): `plugins`, `tools`, `replay`, `doctor`. */
   ephemeral?: boolean;
   script?: ScriptStep[] | undefined;
+  /** Checks that need the config and must fail before anything is written (a `/template` name). */
+  check?: (loaded: LoadedConfig) => void;
   /** Where project-instruction warnings go (default: nowhere). */
   warn?: (message: string) => void;
   /** Let commands that only inspect run without a model. */
@@ -54,6 +56,7 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
 
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath });
+  options.check?.(loaded);
   const model = resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
   const store = sessionStore(loaded);

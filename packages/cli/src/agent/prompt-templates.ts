@@ -11,7 +11,8 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
+import type { AgentHarness } from "@rein/harness";
 import { parse as parseYaml } from "yaml";
 import { usageError } from "../errors.js";
 
@@ -87,15 +88,52 @@ export function expandTemplate(template: PromptTemplate, args: readonly string[]
   );
 }
 
-/** `/name args` as a template, or undefined when the word is not a template name here. */
-export function templateCall(
+export interface TemplateCall {
+  template: PromptTemplate;
+  args: string[];
+  /** The expanded text: the user message. */
+  text: string;
+}
+
+/**
+ * A prompt `/name args` as a template call; undefined when it is not one (no
+ * leading \`/name\`, a path such as \`/etc/hosts\`, a name in \`skip\`). \`words\`,
+ * when given, are the arguments as the shell split them. \`strict\` (\`rein run\`)
+ * makes a \`/name\` that names no template an error instead of a prompt.
+ */
+export function parseTemplateCall(
   root: string,
-  name: string,
-  args: readonly string[],
-): { template: PromptTemplate; text: string } | undefined {
+  prompt: string,
+  options: { strict: boolean; words?: readonly string[]; skip?: ReadonlySet<string> },
+): TemplateCall | undefined {
+  const match = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(prompt.trim());
+  if (!match) return undefined;
+  const name = match[1] as string;
+  if (options.skip?.has(`/${name}`)) return undefined;
+  const args =
+    options.words && options.words.length > 1 ? options.words.slice(1) : splitArguments(match[2] ?? "");
   const template = readTemplate(root, name);
-  if (!template) return undefined;
-  return { template, text: expandTemplate(template, args) };
+  if (!template) {
+    if (options.strict) throw unknownTemplate(root, name);
+    return undefined;
+  }
+  return { template, args: [...args], text: expandTemplate(template, args) };
+}
+
+export const TEMPLATE_ENTRY = "rein.prompt_template";
+
+/** Records which template a prompt came from (file, sha256, arguments): a \`custom\` session entry. */
+export function recordTemplateCall(harness: AgentHarness, root: string, call: TemplateCall): void {
+  harness.appendEntry({
+    type: "custom",
+    customType: TEMPLATE_ENTRY,
+    data: {
+      name: call.template.name,
+      file: relative(root, call.template.file).split(sep).join("/"),
+      sha256: call.template.sha256,
+      args: call.args,
+    },
+  });
 }
 
 /** The error for `/name` that names no template (listing those there are). */

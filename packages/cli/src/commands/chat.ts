@@ -10,16 +10,14 @@
  * reaches the chat, so it is never sent to the model. Lines typed ahead stay in
  * the terminal for the next chat prompt.
  */
-import { relative } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { Agent } from "../agent/build-agent.js";
 import type { LiveReload } from "../agent/live-reload.js";
 import {
+  parseTemplateCall,
   readTemplate,
-  splitArguments,
-  templateCall,
+  recordTemplateCall,
   templateNames,
-  unknownTemplate,
 } from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
 import type { Terminal } from "../ui/terminal.js";
@@ -120,7 +118,7 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
         await live?.settle();
         if (line === "/reload" && live) await live.reload();
         else {
-          const text = line.startsWith("/") ? templatePrompt(agent, line, { strict: false }) : line;
+          const text = line.startsWith("/") ? templatePrompt(agent, line) : line;
           if (text === undefined) await slashCommand(agent, term, line, lastRun);
           else {
             lastRun = usageMark(agent.session);
@@ -153,34 +151,12 @@ const BUILTIN = new Set([
   "/quit",
 ]);
 
-/**
- * `/name args` as a prompt template's text, recording which template (file,
- * sha256, arguments) in the session; undefined when `text` is not a template call.
- * In chat the built-in commands come first; `strict` (`rein run`) makes a `/name`
- * that names no template an error instead of a prompt.
- */
-export function templatePrompt(
-  agent: Agent,
-  text: string,
-  options: { strict: boolean; words?: string[] },
-): string | undefined {
-  const match = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-  if (!match) return undefined;
-  const name = match[1] as string;
-  if (!options.strict && BUILTIN.has(`/${name}`)) return undefined;
-  const args =
-    options.words && options.words.length > 1 ? options.words.slice(1) : splitArguments(match[2] ?? "");
+/** A chat line `/name args` as a template's text (recorded in the session); undefined when not a template. */
+function templatePrompt(agent: Agent, line: string): string | undefined {
   const root = agent.loaded.dir;
-  const call = templateCall(root, name, args);
-  if (!call) {
-    if (options.strict) throw unknownTemplate(root, name);
-    return undefined;
-  }
-  agent.harness.appendEntry({
-    type: "custom",
-    customType: "rein.prompt_template",
-    data: { name, file: relative(root, call.template.file), sha256: call.template.sha256, args },
-  });
+  const call = parseTemplateCall(root, line, { strict: false, skip: BUILTIN });
+  if (!call) return undefined;
+  recordTemplateCall(agent.harness, root, call);
   return call.text;
 }
 

@@ -9,6 +9,7 @@ import type { RunOutcome } from "@rein/harness";
 import type { ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
+import { parseTemplateCall, recordTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
 import {
   type Checked,
@@ -24,7 +25,7 @@ import { attachRenderer } from "../ui/run-renderer.js";
 import { type Terminal, terminal } from "../ui/terminal.js";
 import { lastLine } from "../ui/usage-line.js";
 import { type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
-import { chatLoop, templatePrompt } from "./chat.js";
+import { chatLoop } from "./chat.js";
 
 export interface RunOptions {
   json?: boolean;
@@ -80,6 +81,7 @@ export async function runCommand(
   const term = terminal();
   // Reserved before plugins load: their console output must not mix into the JSON lines.
   const json: JsonOut | undefined = options.json ? reserveStdout() : undefined;
+  let template: TemplateCall | undefined;
   try {
     const agent = await buildAgent({
       cwd: globals.cwd,
@@ -88,10 +90,14 @@ export async function runCommand(
       continueLatest: options.continue === true,
       script,
       warn: (message) => term.err.write(`${term.c.yellow("!")} ${message}\n`),
+      // A `/template` that does not exist fails before a session is created.
+      check: (loaded) => {
+        if (!chat) template = parseTemplateCall(loaded.dir, prompt, { strict: true, words: promptWords });
+      },
     });
     return await runAgent(agent, {
       prompt,
-      words: promptWords,
+      template,
       schema,
       chat,
       json,
@@ -108,8 +114,8 @@ async function runAgent(
   agent: Agent,
   run: {
     prompt: string;
-    /** The prompt's words as given (a template's arguments keep their quoting). */
-    words: string[];
+    /** The prompt as a template call (`rein run /name args`). */
+    template: TemplateCall | undefined;
     schema: OutputSchema | undefined;
     chat: boolean;
     json: JsonOut | undefined;
@@ -153,7 +159,8 @@ async function runAgent(
       }
     }
     const mark = usageMark(agent.session);
-    const text = templatePrompt(agent, run.prompt, { strict: true, words: run.words }) ?? run.prompt;
+    if (run.template) recordTemplateCall(agent.harness, agent.loaded.dir, run.template);
+    const text = run.template?.text ?? run.prompt;
     if (run.schema) agent.instructions.appendix = [run.schema.instructions];
     let outcome = await promptOnce(agent, text);
     let output: Checked | undefined;
