@@ -122,6 +122,47 @@ describe("AGENTS.md", { timeout: 60_000 }, () => {
     }
   });
 
+  it("a resumed session loads the files it recorded from the start, records only changes", async () => {
+    const server = await startOpenAICompatibleServer([
+      { toolCall: { name: "read_file", args: { path: "pkg/notes.txt" }, id: "call_1" } },
+      { text: "first" },
+      { text: "second" },
+      { text: "third" },
+    ]);
+    try {
+      const dir = project({
+        "AGENTS.md": "Root rule.",
+        "pkg/AGENTS.md": "Package rule.",
+        "pkg/notes.txt": "notes",
+        "reader.ts": READ_TOOL,
+      });
+      writeFileSync(join(dir, "rein.config.ts"), config(server.baseUrl));
+      expect((await rein(["run", "read"], dir)).code).toBe(0);
+      expect(instructionEntries(dir).map((files) => files.map((f) => f.path))).toEqual([
+        ["AGENTS.md"],
+        ["pkg/AGENTS.md"],
+      ]);
+      expect((await rein(["run", "--continue", "again"], dir)).code).toBe(0);
+      // The package's rules are in the resumed session's first request, with no new record.
+      expect(systemOf(server.requests[2] as Record<string, unknown>)).toContain("Package rule.");
+      expect(instructionEntries(dir)).toHaveLength(2);
+      writeFileSync(join(dir, "pkg/AGENTS.md"), "Package rule, edited.");
+      expect((await rein(["run", "--continue", "once more"], dir)).code).toBe(0);
+      expect(systemOf(server.requests[3] as Record<string, unknown>)).toContain("Package rule, edited.");
+      const last = instructionEntries(dir).at(-1);
+      expect(last).toEqual([
+        {
+          path: "pkg/AGENTS.md",
+          sha256: sha("Package rule, edited."),
+          bytes: 21,
+          loadedBy: "read_file pkg/notes.txt",
+        },
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("an AGENTS.md that links outside the project is not read, with a warning", async () => {
     const server = await startOpenAICompatibleServer([{ text: "ok" }]);
     try {

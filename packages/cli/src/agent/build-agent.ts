@@ -125,7 +125,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     if (error instanceof CliError) throw error;
     throw pluginLoadError(loaded, plugins, error);
   }
-  const unwatch = instructions.watch(harness);
+  const unwatch = instructions.watch(harness, session.branch());
   const agent: Agent = {
     harness,
     host,

@@ -19,7 +19,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import type { AgentHarness, SystemPromptSource } from "@rein/harness";
+import type { AgentHarness, SessionEntry, SystemPromptSource } from "@rein/harness";
 
 export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md"] as const;
 export const INSTRUCTIONS_ENTRY = "rein.instructions";
@@ -44,8 +44,12 @@ export interface ProjectInstructions {
   appendix: string[];
   /** Files loaded so far, in load order. */
   files(): InstructionFile[];
-  /** Starts watching tool calls for nested folders; returns the unsubscribe. */
-  watch(harness: AgentHarness): () => void;
+  /**
+   * Starts recording provenance and watching tool calls for nested folders;
+   * `branch` is the session's active branch: the files it already records (a
+   * resumed session) load again from the start and are not recorded twice.
+   */
+  watch(harness: AgentHarness, branch: readonly SessionEntry[]): () => void;
 }
 
 const inside = (root: string, path: string) => {
@@ -156,7 +160,17 @@ export function projectInstructions(options: {
       return parts.filter((part) => part !== "").join("\n\n");
     },
     files: () => current,
-    watch(harness) {
+    watch(harness, branch) {
+      for (const entry of branch) {
+        if (entry.type !== "custom" || entry.customType !== INSTRUCTIONS_ENTRY) continue;
+        const files = (entry.data as { files?: InstructionFile[] } | undefined)?.files ?? [];
+        for (const file of files) {
+          if (typeof file?.path !== "string" || typeof file.sha256 !== "string") continue;
+          recorded.set(file.path, file.sha256);
+          const dir = dirname(join(root, file.path));
+          if (inside(root, dir) && !folders.has(dir)) folders.set(dir, file.loadedBy ?? "start");
+        }
+      }
       write = (files) =>
         harness.appendEntry({ type: "custom", customType: INSTRUCTIONS_ENTRY, data: { files } });
       return harness.subscribe(
