@@ -11,13 +11,7 @@ import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
 import { parseTemplateCall, recordTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
-import {
-  type Checked,
-  finalAnswer,
-  loadOutputSchema,
-  type OutputSchema,
-  repairPrompt,
-} from "../output/output-schema.js";
+import { type Checked, checkedRun, loadOutputSchema, type OutputSchema } from "../output/output-schema.js";
 import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
@@ -162,19 +156,19 @@ async function runAgent(
     if (run.template) recordTemplateCall(agent.harness, agent.loaded.dir, run.template);
     const text = run.template?.text ?? run.prompt;
     if (run.schema) agent.instructions.appendix = [run.schema.instructions];
-    let outcome = await promptOnce(agent, text);
-    let output: Checked | undefined;
-    if (run.schema && outcome.status === "completed") {
-      output = run.schema.check(finalAnswer(outcome.messages));
-      if (!output.ok) {
-        if (!json)
-          term.err.write(
-            `${term.c.yellow("↻ the answer does not match")} ${run.schema.file}: ${output.errors.join("; ")}; asking once more\n`,
-          );
-        outcome = await promptOnce(agent, repairPrompt(output.errors));
-        output = outcome.status === "completed" ? run.schema.check(finalAnswer(outcome.messages)) : undefined;
-      }
-    }
+    const { outcome, output } = run.schema
+      ? await checkedRun(
+          run.schema,
+          (t) => promptOnce(agent, t),
+          text,
+          (errors) => {
+            if (!json)
+              term.err.write(
+                `${term.c.yellow("↻ the answer does not match")} ${run.schema?.file}: ${errors.join("; ")}; asking once more\n`,
+              );
+          },
+        )
+      : { outcome: await promptOnce(agent, text), output: undefined };
     let code = exitCodeOf(outcome, term, json !== undefined);
     if (code === ExitCode.ok && output && !output.ok) {
       code = ExitCode.output;

@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { AgentMessage } from "@rein/harness";
+import type { AgentMessage, RunOutcome } from "@rein/harness";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -112,4 +112,26 @@ export function repairPrompt(errors: readonly string[]): string {
     ...errors.map((error) => `- ${error}`),
     "Reply again with only the corrected JSON value.",
   ].join("\n");
+}
+
+/**
+ * Runs `prompt`, checks the final answer, and on a mismatch runs exactly one
+ * repair turn; `output` is undefined when a run did not complete (no answer to check).
+ */
+export async function checkedRun(
+  schema: OutputSchema,
+  prompt: (text: string) => Promise<RunOutcome>,
+  text: string,
+  onRepair: (errors: readonly string[]) => void,
+): Promise<{ outcome: RunOutcome; output: Checked | undefined }> {
+  let outcome = await prompt(text);
+  if (outcome.status !== "completed") return { outcome, output: undefined };
+  const first = schema.check(finalAnswer(outcome.messages));
+  if (first.ok) return { outcome, output: first };
+  onRepair(first.errors);
+  outcome = await prompt(repairPrompt(first.errors));
+  return {
+    outcome,
+    output: outcome.status === "completed" ? schema.check(finalAnswer(outcome.messages)) : undefined,
+  };
 }
