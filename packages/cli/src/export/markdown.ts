@@ -17,7 +17,7 @@ export function sessionMarkdown(session: Session): string {
   );
   const usage = sessionUsage(session.entries(), session.header.forkedFrom);
   parts.push(
-    `Usage: ${formatUsage(usage)} over ${usage.requests} model requests (every branch; cache read ${usage.cacheRead}, cache write ${usage.cacheWrite} tokens).`,
+    `Usage: ${formatUsage(usage)} over ${usage.requests} model request${usage.requests === 1 ? "" : "s"} (every branch; cache read ${usage.cacheRead}, cache write ${usage.cacheWrite} tokens).`,
     "",
   );
   for (const item of transcript(session)) {
