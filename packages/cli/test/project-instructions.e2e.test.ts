@@ -9,16 +9,28 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startOpenAICompatibleServer } from "@rein/sdk/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, project, rein } from "./support/rein-process.js";
 
 afterAll(cleanup);
 
+const toolsFs = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "plugins",
+  "tools-fs",
+  "dist",
+  "index.js",
+);
+
 /** A tool declaring its path argument, as @rein/tools-fs's do. */
 const READ_TOOL = `import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { definePlugin, defineTool, Type } from "@rein/sdk";
 export default definePlugin({
   name: "reader",
@@ -122,9 +134,9 @@ describe("AGENTS.md", { timeout: 60_000 }, () => {
     }
   });
 
-  it("a resumed session loads the files it recorded from the start, records only changes", async () => {
+  it("with @rein/tools-fs: a resumed session loads the files it recorded from the start, records only changes", async () => {
     const server = await startOpenAICompatibleServer([
-      { toolCall: { name: "read_file", args: { path: "pkg/notes.txt" }, id: "call_1" } },
+      { toolCall: { name: "read", args: { path: "pkg/notes.txt" }, id: "call_1" } },
       { text: "first" },
       { text: "second" },
       { text: "third" },
@@ -134,9 +146,12 @@ describe("AGENTS.md", { timeout: 60_000 }, () => {
         "AGENTS.md": "Root rule.",
         "pkg/AGENTS.md": "Package rule.",
         "pkg/notes.txt": "notes",
-        "reader.ts": READ_TOOL,
       });
-      writeFileSync(join(dir, "rein.config.ts"), config(server.baseUrl));
+      // @rein/tools-fs's own read tool, whose inspect declares its path.
+      writeFileSync(
+        join(dir, "rein.config.ts"),
+        config(server.baseUrl).replace('"./reader.ts"', JSON.stringify(toolsFs)),
+      );
       expect((await rein(["run", "read"], dir)).code).toBe(0);
       expect(instructionEntries(dir).map((files) => files.map((f) => f.path))).toEqual([
         ["AGENTS.md"],
@@ -155,7 +170,7 @@ describe("AGENTS.md", { timeout: 60_000 }, () => {
           path: "pkg/AGENTS.md",
           sha256: sha("Package rule, edited."),
           bytes: 21,
-          loadedBy: "read_file pkg/notes.txt",
+          loadedBy: "read pkg/notes.txt",
         },
       ]);
     } finally {
