@@ -112,6 +112,8 @@ describe("usage totals", { timeout: 90_000 }, () => {
     const table = await rein(["sessions", "list"], dir);
     expect(table.stdout).toContain(shown(sum(all)));
 
+    const show = await rein(["sessions", "show", summary.id.slice(0, 8)], dir);
+    expect(show.stdout).toContain(`usage ${shown(sum(all))}`);
     const exported = await rein(["sessions", "export", summary.id.slice(0, 8)], dir);
     expect(exported.code).toBe(0);
     expect(exported.stdout).toContain(`Usage: ${shown(sum(all))} over ${all.length} model requests`);

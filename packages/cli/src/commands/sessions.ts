@@ -63,7 +63,10 @@ export async function showSession(
       return ExitCode.ok;
     }
     const { co } = term;
-    term.out.write(`${co.bold(`session ${session.id}`)}${session.name ? ` · ${session.name}` : ""}\n\n`);
+    term.out.write(`${co.bold(`session ${session.id}`)}${session.name ? ` · ${session.name}` : ""}\n`);
+    term.out.write(
+      `${co.dim(`usage ${formatUsage(sessionUsage(session.entries(), session.header.forkedFrom))}`)}\n\n`,
+    );
     for (const item of transcript(session)) {
       if (item.kind === "user") term.out.write(`${co.cyan("user")}  ${item.text}\n\n`);
       else if (item.kind === "note") term.out.write(`${co.dim(`· ${shorten(item.text, 100)}`)}\n\n`);
