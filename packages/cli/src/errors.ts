@@ -4,7 +4,8 @@
  * shows it. Create errors only through the factories below.
  */
 
-export const ExitCode = { ok: 0, failed: 1, usage: 2 } as const;
+/** `output`: the answer still did not match `--output-schema` after the repair turn. */
+export const ExitCode = { ok: 0, failed: 1, usage: 2, output: 3 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 export const CliErrorCode = {

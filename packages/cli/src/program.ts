@@ -41,6 +41,10 @@ export function buildProgram(
     .option("--continue", "resume the latest session")
     .option("--script <file>", "use a scripted model: a JSON array of replies (offline)")
     .option("--chat", "interactive chat even when stdin is not a terminal (one prompt or /command per line)")
+    .option(
+      "--output-schema <file>",
+      "the final answer must be JSON matching this JSON Schema (one repair turn; exit 3 if it still does not)",
+    )
     .action((words: string[], options) =>
       run(async (g) => (await import("./commands/run.js")).runCommand(words, options, g)),
     );

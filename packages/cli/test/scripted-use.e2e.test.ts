@@ -132,7 +132,7 @@ describe("--json keeps stdout for JSON", { timeout: 90_000 }, () => {
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line) as { type: string });
-    expect(events.at(-1)?.type).toBe("settled");
+    expect(events.map((e) => e.type).slice(-2)).toEqual(["settled", "end"]);
     for (const text of ["module loaded", "setup", "raw write", "gate", "noisy: log"]) {
       expect(run.stderr).toContain(`noisy: ${text.replace("noisy: ", "")}`);
     }

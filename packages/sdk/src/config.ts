@@ -21,8 +21,19 @@ export interface CustomModelConfig {
   /** Provider name for `<provider>/<id>` references. Default `custom`. */
   provider?: string;
   contextWindow?: number;
+  /** Most tokens the model may write per reply (sent as the request's max tokens; pi-ai caps it at 32 000). Default 4 096. */
   maxTokens?: number;
+  /** The model thinks: `thinkingLevel` is sent as its reasoning effort. Default false. */
   reasoning?: boolean;
+  /** What it accepts: `["text"]` (default) or `["text", "image"]`. */
+  input?: ("text" | "image")[];
+  /** Sampling temperature sent with every request (default: the endpoint's). */
+  temperature?: number;
+  /**
+   * Prices in dollars per million tokens, so `usage.cost` is computed (totals,
+   * `@rein/plugin-guard`'s `maxCost`). Default 0 each.
+   */
+  cost?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
   /** Environment variable holding the API key, if the endpoint needs one. */
   apiKeyEnv?: string;
   headers?: Record<string, string>;

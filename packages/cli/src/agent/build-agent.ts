@@ -15,6 +15,7 @@ import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { lineOfKey } from "../config/validate-config.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
+import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { perRequestSignal } from "./request-signal.js";
 import { scriptRepliesGiven } from "./script-resume.js";
 
@@ -28,6 +29,10 @@ export interface AgentOptions {
   /** Use an in-memory session (nothing written): `plugins`, `tools`, `replay`, `doctor`. */
   ephemeral?: boolean;
   script?: ScriptStep[] | undefined;
+  /** Checks that need the config and must fail before anything is written (a `/template` name). */
+  check?: (loaded: LoadedConfig) => void;
+  /** Where project-instruction warnings go (default: nowhere). */
+  warn?: (message: string) => void;
   /** Let commands that only inspect run without a model. */
   modelOptional?: boolean;
   /** The command-line config layer (`--model`, `--allow`, ...; see config/cli-flags.ts). */
@@ -42,6 +47,8 @@ export interface Agent {
   loaded: LoadedConfig;
   model: ResolvedModel;
   plugins: ResolvedEntry[];
+  /** AGENTS.md files in the system prompt (see project-instructions.ts). */
+  instructions: ProjectInstructions;
   /** Disposes plugins, closes the session and the scripted model. */
   dispose(): Promise<void>;
 }
@@ -52,6 +59,7 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
 
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags });
+  options.check?.(loaded);
   const model = resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
   const store = sessionStore(loaded);
@@ -72,6 +80,12 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   // A resumed scripted run goes on after the replies its session already holds.
   if (model.scripted && !fresh) model.scripted.skip(scriptRepliesGiven(session, model.scripted));
   const { config } = loaded;
+  const instructions = projectInstructions({
+    root: loaded.dir,
+    cwd: options.cwd,
+    base: config.systemPrompt ?? "",
+    warn: options.warn ?? (() => undefined),
+  });
   const harness = new AgentHarness({
     session,
     model: model.model,
@@ -80,7 +94,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     requestOptions: model.requestOptions,
     streamFn: perRequestSignal(),
     ...(config.retry !== undefined ? { retry: config.retry } : {}),
-    ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
+    systemPrompt: instructions.systemPrompt,
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
   });
@@ -121,6 +135,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     if (error instanceof CliError) throw error;
     throw pluginLoadError(loaded, plugins, error);
   }
+  const unwatch = instructions.watch(harness, session.branch());
   const agent: Agent = {
     harness,
     host,
@@ -129,7 +144,9 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     loaded,
     model,
     plugins,
+    instructions,
     async dispose() {
+      unwatch();
       try {
         await harness.close(2_000);
         // The current host: a reload (agent/reload.ts) may have replaced it.

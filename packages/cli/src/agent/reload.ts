@@ -76,7 +76,8 @@ export async function reloadAgent(
     throw pluginLoadError(loaded, plugins, error);
   }
   harness.setActiveTools(active);
-  if (loaded.config.systemPrompt !== undefined) harness.setSystemPrompt(loaded.config.systemPrompt);
+  // The system prompt stays the instructions' function (AGENTS.md); only its base changes.
+  if (loaded.config.systemPrompt !== undefined) agent.instructions.base = loaded.config.systemPrompt;
   if (loaded.config.thinkingLevel !== undefined) harness.setThinkingLevel(loaded.config.thinkingLevel);
   if (loaded.config.compaction !== undefined) harness.setCompactionSettings(loaded.config.compaction);
   const configured = loaded.config.model;

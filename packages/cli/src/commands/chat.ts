@@ -13,8 +13,16 @@
 import { createInterface, type Interface } from "node:readline";
 import type { Agent } from "../agent/build-agent.js";
 import type { LiveReload } from "../agent/live-reload.js";
+import {
+  parseTemplateCall,
+  readTemplate,
+  recordTemplateCall,
+  templateNames,
+} from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
 import type { Terminal } from "../ui/terminal.js";
+import { lastLine } from "../ui/usage-line.js";
+import { formatUsage, type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
 import { drawTree } from "./sessions.js";
 
 const HELP = `/compact [instructions]   summarise older turns to free context
@@ -24,6 +32,8 @@ const HELP = `/compact [instructions]   summarise older turns to free context
 /label <entry|.> <text>    label an entry (. = the leaf); "/label <entry> -" removes it
 /reload                    reload the config and plugins (the session is kept)
 /session                   show the session id
+/cost                      tokens and cost of the last run and of the session
+/<template> [args]         a prompt template from .rein/prompts/<template>.md
 /exit                      leave the chat
 `;
 
@@ -95,6 +105,8 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
     c.dim(`rein chat · session ${agent.session.id.slice(0, 8)} · /help for commands, /exit to leave\n`),
   );
   let status: number = ExitCode.ok;
+  /** Where the last prompt's run began, for `/cost`. */
+  let lastRun: UsageMark | undefined;
   const ask = () => term.err.write(c.bold("› "));
   ask();
   for (let raw = await lines.next(); raw !== undefined; raw = await lines.next()) {
@@ -105,10 +117,15 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
       try {
         await live?.settle();
         if (line === "/reload" && live) await live.reload();
-        else if (line.startsWith("/")) await slashCommand(agent, term, line);
         else {
-          const outcome = await agent.harness.prompt(line);
-          status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
+          const text = line.startsWith("/") ? templatePrompt(agent, line) : line;
+          if (text === undefined) await slashCommand(agent, term, line, lastRun);
+          else {
+            lastRun = usageMark(agent.session);
+            const outcome = await agent.harness.prompt(text);
+            status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
+            lastLine(agent.session, term, lastRun);
+          }
         }
       } catch (error) {
         term.err.write(`${c.red("✗")} ${(error as Error).message}\n`);
@@ -121,15 +138,57 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
   return status;
 }
 
-async function slashCommand(agent: Agent, term: Terminal, line: string): Promise<void> {
+const BUILTIN = new Set([
+  "/help",
+  "/session",
+  "/cost",
+  "/compact",
+  "/tree",
+  "/fork",
+  "/label",
+  "/reload",
+  "/exit",
+  "/quit",
+]);
+
+/** A chat line `/name args` as a template's text (recorded in the session); undefined when not a template. */
+function templatePrompt(agent: Agent, line: string): string | undefined {
+  const root = agent.loaded.dir;
+  const call = parseTemplateCall(root, line, { strict: false, skip: BUILTIN });
+  if (!call) return undefined;
+  recordTemplateCall(agent.harness, root, call);
+  return call.text;
+}
+
+async function slashCommand(
+  agent: Agent,
+  term: Terminal,
+  line: string,
+  lastRun: UsageMark | undefined,
+): Promise<void> {
   const [command, ...words] = line.split(/\s+/);
   const { harness, session } = agent;
   const resolveEntry = (word: string | undefined) =>
     word === undefined || word === "." ? session.leafId : word;
   switch (command) {
-    case "/help":
+    case "/help": {
       term.err.write(HELP);
+      const names = templateNames(agent.loaded.dir);
+      if (names.length > 0) term.err.write(`templates: ${names.map((n) => `/${n}`).join(", ")}\n`);
+      for (const name of names) {
+        const template = readTemplate(agent.loaded.dir, name);
+        const usage = `/${name}${template?.argumentHint ? ` ${template.argumentHint}` : ""}`;
+        term.err.write(`${usage.padEnd(27)}${template?.description ?? ""}\n`);
+      }
       return;
+    }
+    case "/cost": {
+      const usage = usageReport(session, lastRun ?? usageMark(session));
+      const requests = (n: number) => `${n} request${n === 1 ? "" : "s"}`;
+      if (lastRun) term.out.write(`last run  ${formatUsage(usage.run)} (${requests(usage.run.requests)})\n`);
+      term.out.write(`session   ${formatUsage(usage.session)} (${requests(usage.session.requests)})\n`);
+      return;
+    }
     case "/session":
       term.out.write(`${session.id}\n`);
       return;
@@ -174,6 +233,8 @@ async function slashCommand(agent: Agent, term: Terminal, line: string): Promise
       return;
     }
     default:
-      throw new Error(`unknown command ${command}; /help lists them`);
+      throw new Error(
+        `unknown command ${command}: neither built in nor a template in .rein/prompts; /help lists them`,
+      );
   }
 }

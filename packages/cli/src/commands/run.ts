@@ -9,13 +9,17 @@ import type { RunOutcome } from "@rein/harness";
 import type { ReinConfig, ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
+import { parseTemplateCall, recordTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
 import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { ExitCode, runFailed, usageError } from "../errors.js";
+import { type Checked, checkedRun, loadOutputSchema, type OutputSchema } from "../output/output-schema.js";
 import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { attachRenderer } from "../ui/run-renderer.js";
 import { type Terminal, terminal } from "../ui/terminal.js";
+import { lastLine } from "../ui/usage-line.js";
+import { type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
 import { chatLoop } from "./chat.js";
 
 export interface RunOptions extends ConfigFlags {
@@ -27,6 +31,8 @@ export interface RunOptions extends ConfigFlags {
   chat?: boolean;
   /** Reload config and plugins when files in the config's folder change (`rein dev`). */
   watch?: boolean;
+  /** A JSON Schema file the final answer must match (exit 3 when it still does not after one repair turn). */
+  outputSchema?: string;
 }
 
 export function readScript(file: string, cwd: string): ScriptStep[] {
@@ -65,9 +71,13 @@ export async function runCommand(
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
 
   const flags = flagsLayer(options);
+  if (options.outputSchema && chat)
+    throw usageError("--output-schema needs a prompt: it checks one run's answer");
+  const schema = options.outputSchema ? loadOutputSchema(options.outputSchema, globals.cwd) : undefined;
   const term = terminal();
   // Reserved before plugins load: their console output must not mix into the JSON lines.
   const json: JsonOut | undefined = options.json ? reserveStdout() : undefined;
+  let template: TemplateCall | undefined;
   try {
     const agent = await buildAgent({
       cwd: globals.cwd,
@@ -76,9 +86,16 @@ export async function runCommand(
       continueLatest: options.continue === true,
       script,
       flags,
+      warn: (message) => term.err.write(`${term.c.yellow("!")} ${message}\n`),
+      // A `/template` that does not exist fails before a session is created.
+      check: (loaded) => {
+        if (!chat) template = parseTemplateCall(loaded.dir, prompt, { strict: true, words: promptWords });
+      },
     });
     return await runAgent(agent, {
       prompt,
+      template,
+      schema,
       chat,
       json,
       term,
@@ -94,6 +111,9 @@ async function runAgent(
   agent: Agent,
   run: {
     prompt: string;
+    /** The prompt as a template call (`rein run /name args`). */
+    template: TemplateCall | undefined;
+    schema: OutputSchema | undefined;
     chat: boolean;
     json: JsonOut | undefined;
     term: Terminal;
@@ -103,7 +123,12 @@ async function runAgent(
   },
 ): Promise<number> {
   const { term, json } = run;
-  const detach = attachRenderer(agent.harness, term, { json, endpoint: agent.model.endpoint });
+  const detach = attachRenderer(agent.harness, term, {
+    json,
+    endpoint: agent.model.endpoint,
+    // With --output-schema stdout carries only the checked JSON: the answer streams to stderr.
+    ...(run.schema ? { answerTo: term.err } : {}),
+  });
   let interrupts = 0;
   const onInterrupt = () => {
     interrupts++;
@@ -130,9 +155,37 @@ async function runAgent(
         live.close();
       }
     }
-    const outcome = await promptOnce(agent, run.prompt);
-    if (!json) sessionNote(agent, term);
-    return exitCodeOf(outcome, term, json !== undefined);
+    const mark = usageMark(agent.session);
+    if (run.template) recordTemplateCall(agent.harness, agent.loaded.dir, run.template);
+    const text = run.template?.text ?? run.prompt;
+    if (run.schema) agent.instructions.appendix = [run.schema.instructions];
+    const { outcome, output } = run.schema
+      ? await checkedRun(
+          run.schema,
+          (t) => promptOnce(agent, t),
+          text,
+          (errors) => {
+            if (!json)
+              term.err.write(
+                `${term.c.yellow("↻ the answer does not match")} ${run.schema?.file}: ${errors.join("; ")}; asking once more\n`,
+              );
+          },
+        )
+      : { outcome: await promptOnce(agent, text), output: undefined };
+    let code = exitCodeOf(outcome, term, json !== undefined);
+    if (code === ExitCode.ok && output && !output.ok) {
+      code = ExitCode.output;
+      if (!json)
+        term.err.write(
+          `${term.c.red("✗ the answer does not match")} ${run.schema?.file}:\n${output.errors.map((e) => `  ${e}`).join("\n")}\n`,
+        );
+    }
+    if (json) json.write(`${JSON.stringify(endEvent(agent, mark, outcome, code, output))}\n`);
+    else {
+      if (code === ExitCode.ok && output?.ok) term.out.write(`${JSON.stringify(output.value)}\n`);
+      lastLine(agent.session, term, mark);
+    }
+    return code;
   } finally {
     clearInterval(keepAlive);
     offClosed();
@@ -157,6 +210,22 @@ function exitCodeOf(outcome: RunOutcome, term: Terminal, json: boolean): number 
   return ExitCode.failed;
 }
 
-function sessionNote(agent: Agent, term: Terminal) {
-  term.err.write(term.c.dim(`session ${agent.session.id.slice(0, 8)} · resume with rein run --continue\n`));
+/** The `--json` stream's last line: how the command ended, the usage totals and the checked output. */
+function endEvent(
+  agent: Agent,
+  mark: UsageMark,
+  outcome: RunOutcome,
+  code: number,
+  output: Checked | undefined,
+) {
+  return {
+    type: "end",
+    status: outcome.status,
+    ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}),
+    exitCode: code,
+    sessionId: agent.session.id,
+    usage: usageReport(agent.session, mark),
+    ...(output?.ok ? { output: output.value } : {}),
+    ...(output && !output.ok ? { outputErrors: output.errors } : {}),
+  };
 }

@@ -1,16 +1,17 @@
 /** `rein sessions list | show | tree | fork`. */
-import type { Session } from "@rein/harness";
+import { JsonlStorage, type Session, type SessionEntry, type SessionSummary } from "@rein/harness";
 import { sessionStore } from "../agent/build-agent.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound } from "../errors.js";
 import { describeEntry, entryTree, type TreeNode, transcript } from "../export/transcript.js";
 import type { GlobalOptions } from "../program.js";
 import { shorten, terminal } from "../ui/terminal.js";
+import { formatUsage, sessionUsage, type UsageTotals } from "../usage/usage-totals.js";
 import { openReadOnly } from "./session-access.js";
 
 export async function listSessions(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  const sessions = sessionStore(loaded).list();
+  const sessions = sessionStore(loaded).list().map(withUsage);
   const term = terminal();
   if (options.json) {
     for (const s of sessions) term.out.write(`${JSON.stringify(s)}\n`);
@@ -26,10 +27,27 @@ export async function listSessions(options: { json?: boolean }, globals: GlobalO
       ? term.co.red(`unreadable: ${s.error}`)
       : shorten(s.name ?? s.firstUserText ?? "", 60);
     term.out.write(
-      `${term.co.bold(s.id.slice(0, 8))}  ${when}  ${String(s.messageCount).padStart(4)} msgs  ${title}\n`,
+      `${term.co.bold(s.id.slice(0, 8))}  ${when}  ${String(s.messageCount).padStart(4)} msgs  ${(s.usage ? formatUsage(s.usage) : "").padEnd(28)}  ${title}\n`,
     );
   }
   return ExitCode.ok;
+}
+
+/** A listed session with its usage totals (read again: the store's summary has no usage). */
+function withUsage(summary: SessionSummary): SessionSummary & { usage?: UsageTotals } {
+  if (summary.error) return summary;
+  try {
+    const storage = JsonlStorage.open(summary.path, { readOnly: true });
+    try {
+      const { header, entries } = storage.load();
+      const recorded = entries.filter((entry): entry is SessionEntry => entry.type !== "journal");
+      return { ...summary, usage: sessionUsage(recorded, header.forkedFrom) };
+    } finally {
+      storage.close();
+    }
+  } catch {
+    return summary; // changed or removed since it was listed
+  }
 }
 
 export async function showSession(
@@ -45,7 +63,10 @@ export async function showSession(
       return ExitCode.ok;
     }
     const { co } = term;
-    term.out.write(`${co.bold(`session ${session.id}`)}${session.name ? ` · ${session.name}` : ""}\n\n`);
+    term.out.write(`${co.bold(`session ${session.id}`)}${session.name ? ` · ${session.name}` : ""}\n`);
+    term.out.write(
+      `${co.dim(`usage ${formatUsage(sessionUsage(session.entries(), session.header.forkedFrom))}`)}\n\n`,
+    );
     for (const item of transcript(session)) {
       if (item.kind === "user") term.out.write(`${co.cyan("user")}  ${item.text}\n\n`);
       else if (item.kind === "note") term.out.write(`${co.dim(`· ${shorten(item.text, 100)}`)}\n\n`);

@@ -13,6 +13,7 @@ import {
   type ScriptStep,
 } from "@rein/sdk";
 import { modelError } from "../errors.js";
+import { keyVariable } from "./credential-variables.js";
 
 export interface ResolvedModel {
   model: Model<Api>;
@@ -33,22 +34,7 @@ export interface ResolvedModel {
  */
 const CLIENT_RETRIES_OFF = { maxRetries: 0 } as const;
 
-/** API-key variables of common providers, to say which one to set (pi-ai reads them). */
-const KEY_VARIABLES: Record<string, string> = {
-  anthropic: "ANTHROPIC_API_KEY",
-  openai: "OPENAI_API_KEY",
-  google: "GEMINI_API_KEY",
-  groq: "GROQ_API_KEY",
-  mistral: "MISTRAL_API_KEY",
-  xai: "XAI_API_KEY",
-  openrouter: "OPENROUTER_API_KEY",
-  deepseek: "DEEPSEEK_API_KEY",
-  cerebras: "CEREBRAS_API_KEY",
-};
-
-export function keyVariable(provider: string): string {
-  return KEY_VARIABLES[provider] ?? `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
-}
+export { keyVariable };
 
 function customModel(entry: CustomModelConfig): Model<Api> {
   return {
@@ -58,8 +44,9 @@ function customModel(entry: CustomModelConfig): Model<Api> {
     provider: entry.provider ?? "custom",
     baseUrl: entry.baseUrl,
     reasoning: entry.reasoning ?? false,
-    input: ["text"],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    input: entry.input ?? ["text"],
+    // Prices per million tokens: pi-ai computes `usage.cost` from them, so budgets see the spend.
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...entry.cost },
     contextWindow: entry.contextWindow ?? 128_000,
     maxTokens: entry.maxTokens ?? 4_096,
     ...(entry.headers ? { headers: entry.headers } : {}),
@@ -100,6 +87,7 @@ export function resolveModel(
       // OpenAI-compatible clients insist on some key; local servers ignore it.
       requestOptions.apiKey = "rein-no-key";
     }
+    if (custom.temperature !== undefined) requestOptions.temperature = custom.temperature;
     return {
       model: customModel(custom),
       requestOptions,

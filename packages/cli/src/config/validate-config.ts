@@ -177,6 +177,7 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
         if (entry[field] !== undefined && typeof entry[field] !== "string")
           fail(`models[${i}].${field}`, "a string", entry[field], field);
       }
+      checkModelOptions(entry, `models[${i}]`, fail);
     }
   }
   if (plugins !== undefined) {
@@ -216,4 +217,44 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
     fail("thinkingLevel", `one of ${THINKING.join(", ")}`, thinkingLevel);
   }
   return config as ReinConfig;
+}
+
+type Fail = (option: string, expected: string, value: unknown, key?: string) => never;
+
+/** A custom model's input types, sampling and prices. */
+function checkModelOptions(entry: Record<string, unknown>, where: string, fail: Fail): void {
+  const { input, temperature, reasoning, cost } = entry;
+  if (
+    input !== undefined &&
+    !(
+      Array.isArray(input) &&
+      input.length > 0 &&
+      input.includes("text") &&
+      input.every((type) => type === "text" || type === "image")
+    )
+  ) {
+    fail(`${where}.input`, '["text"] or ["text", "image"]', input, "input");
+  }
+  if (
+    temperature !== undefined &&
+    !(typeof temperature === "number" && temperature >= 0 && temperature <= 2)
+  ) {
+    fail(`${where}.temperature`, "a number from 0 to 2", temperature, "temperature");
+  }
+  if (reasoning !== undefined && typeof reasoning !== "boolean")
+    fail(`${where}.reasoning`, "a boolean", reasoning, "reasoning");
+  if (cost === undefined) return;
+  if (typeof cost !== "object" || cost === null || Array.isArray(cost))
+    fail(
+      `${where}.cost`,
+      "{ input?, output?, cacheRead?, cacheWrite? } in dollars per million tokens",
+      cost,
+      "cost",
+    );
+  for (const [key, value] of Object.entries(cost as Record<string, unknown>)) {
+    if (!["input", "output", "cacheRead", "cacheWrite"].includes(key))
+      fail(`${where}.cost.${key}`, "one of input, output, cacheRead, cacheWrite", key, "cost");
+    if (!(typeof value === "number" && Number.isFinite(value) && value >= 0))
+      fail(`${where}.cost.${key}`, "dollars per million tokens (a number >= 0)", value, "cost");
+  }
 }

@@ -1,5 +1,6 @@
 /** A session's active branch as Markdown: messages, tool calls with arguments, results and decisions. */
 import type { Session } from "@rein/harness";
+import { formatUsage, sessionUsage } from "../usage/usage-totals.js";
 import { transcript } from "./transcript.js";
 
 const fence = (text: string, lang = "") => {
@@ -14,11 +15,20 @@ export function sessionMarkdown(session: Session): string {
     `Created ${new Date(session.header.createdAt).toISOString()}${session.header.cwd ? ` in \`${session.header.cwd}\`` : ""}.`,
     "",
   );
+  const usage = sessionUsage(session.entries(), session.header.forkedFrom);
+  parts.push(
+    `Usage: ${formatUsage(usage)} over ${usage.requests} model request${usage.requests === 1 ? "" : "s"} (every branch; cache read ${usage.cacheRead}, cache write ${usage.cacheWrite} tokens).`,
+    "",
+  );
   for (const item of transcript(session)) {
     if (item.kind === "user") parts.push("## User", "", item.text, "");
     else if (item.kind === "note") parts.push(`> ${item.text.replace(/\n/g, "\n> ")}`, "");
     else {
       parts.push(`## Assistant (${item.model})`, "");
+      if (item.usage) {
+        const one = { ...item.usage, requests: 1, cost: { ...item.usage.cost } };
+        parts.push(`_${formatUsage(one)}_`, "");
+      }
       if (item.text) parts.push(item.text, "");
       if (item.error) parts.push(`**Error:** ${item.error}`, "");
       for (const call of item.toolCalls) {

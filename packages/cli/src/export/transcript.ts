@@ -3,7 +3,7 @@
  * paired to its result and gate decision, plus the whole entry tree. Shared by the
  * Markdown and HTML exports and `sessions show`.
  */
-import type { AgentMessage, DecisionRecord, Session, SessionEntry } from "@rein/harness";
+import type { AgentMessage, AssistantMessage, DecisionRecord, Session, SessionEntry } from "@rein/harness";
 
 export interface ToolCallView {
   id: string;
@@ -22,6 +22,8 @@ export type TranscriptItem =
       toolCalls: ToolCallView[];
       error?: string;
       model: string;
+      /** The message's recorded usage (tokens, cost). */
+      usage?: AssistantMessage["usage"];
     }
   | { kind: "note"; text: string; entryId: string };
 
@@ -84,6 +86,7 @@ function addMessage(
       .map((block) => (block.type === "text" ? block.text : ""))
       .join("");
     const item: TranscriptItem = { kind: "assistant", text, entryId, toolCalls, model: message.model };
+    if (message.usage) item.usage = message.usage;
     if (message.stopReason === "error" || message.stopReason === "aborted") {
       item.error = message.errorMessage ?? message.stopReason;
     }

@@ -14,6 +14,8 @@ export interface RendererOptions {
   json?: JsonOut | undefined;
   /** Where model requests go (base URL), named in model errors and retry notices. */
   endpoint?: string | undefined;
+  /** Where the streamed answer goes (default stdout; `--output-schema` keeps stdout for the checked JSON). */
+  answerTo?: NodeJS.WritableStream | undefined;
 }
 
 export function attachRenderer(harness: AgentHarness, term: Terminal, options: RendererOptions): () => void {
@@ -29,6 +31,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
   const { c } = term;
   const failures = modelFailures(term, options.endpoint);
   const spinner = term.interactive ? yoctoSpinner({ stream: term.err, text: "thinking" }) : undefined;
+  const answer = options.answerTo ?? term.out;
   let answerOpen = false;
   // A denied call's error result repeats the decision line: show the decision once.
   const denied = new Set<string>();
@@ -36,7 +39,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
     if (spinner?.isSpinning) spinner.stop();
   };
   const endAnswer = () => {
-    if (answerOpen) term.out.write("\n");
+    if (answerOpen) answer.write("\n");
     answerOpen = false;
   };
   const announced = new Set<string>();
@@ -56,7 +59,7 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
       case "message_update":
         if (event.delta.type === "text_delta" && event.delta.delta) {
           stopSpinner();
-          term.out.write(event.delta.delta);
+          answer.write(event.delta.delta);
           answerOpen = true;
         }
         break;

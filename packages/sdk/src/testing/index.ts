@@ -19,6 +19,7 @@ export {
 export { checkToolCall } from "./check-tool-call.js";
 export {
   type EndpointReply,
+  type EndpointUsage,
   type OpenAICompatibleServer,
   startOpenAICompatibleServer,
 } from "./openai-compatible-server.js";

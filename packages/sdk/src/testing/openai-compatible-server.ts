@@ -7,9 +7,17 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** Token counts the endpoint reports for a reply (OpenAI's `usage` chunk); none when absent. */
+export interface EndpointUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Of `prompt_tokens`, how many were read from the provider's cache. */
+  cached_tokens?: number;
+}
+
 export type EndpointReply =
-  | { text: string }
-  | { toolCall: { name: string; args: Record<string, unknown>; id: string } };
+  | { text: string; usage?: EndpointUsage }
+  | { toolCall: { name: string; args: Record<string, unknown>; id: string }; usage?: EndpointUsage };
 
 export interface OpenAICompatibleServer {
   baseUrl: string;
@@ -27,7 +35,31 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     choices: [{ index: 0, delta, finish_reason: finish }],
   })}\n\n`;
 
+const usageChunk = (usage: EndpointUsage) =>
+  `data: ${JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "scripted-endpoint",
+    choices: [],
+    usage: {
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+      ...(usage.cached_tokens !== undefined
+        ? { prompt_tokens_details: { cached_tokens: usage.cached_tokens } }
+        : {}),
+    },
+  })}\n\n`;
+
 function sse(reply: EndpointReply): string[] {
+  const parts = events(reply);
+  // The usage chunk comes last, before [DONE], as OpenAI sends it with stream_options.include_usage.
+  if (reply.usage) parts.splice(parts.length - 1, 0, usageChunk(reply.usage));
+  return parts;
+}
+
+function events(reply: EndpointReply): string[] {
   if ("text" in reply) {
     const half = Math.ceil(reply.text.length / 2);
     return [
