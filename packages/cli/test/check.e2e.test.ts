@@ -92,6 +92,7 @@ function stack() {
     "rein.config.ts": config(["first", "second"], "decisions: { trail: true },"),
     "allow-first.config.ts": config(["second", "first"]),
     "boom.config.ts": config(["boom", "first", "second"]),
+    "inactive.config.ts": config(["first", "second"], 'tools: { active: ["read", "write"] },'),
     "broken.config.ts": `export default { model: { script: [] }, plugins: [], trail: true };\n`,
     "first.ts": FIRST,
     "second.ts": SECOND,
@@ -234,6 +235,21 @@ describe("rein check", { timeout: 120_000 }, () => {
     const boom = await rein(["-c", "boom.config.ts", "check", "bash(ls)"], dir);
     expect(boom.code).toBe(70);
     expect(boom.stderr).toMatch(/plugin boom, toolCall.*rewrite table missing/);
+  });
+});
+
+describe("rein check on an inactive tool", { timeout: 60_000 }, () => {
+  it("denies by harness as a run would, before any tap", async () => {
+    const dir = stack();
+    const result = await rein(["-c", "inactive.config.ts", "check", "bash(ls)", "--json"], dir);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      tool: { name: "bash", active: false },
+      decision: "deny",
+      by: "harness",
+      reason: expect.stringContaining("not active"),
+      trail: [],
+    });
   });
 });
 

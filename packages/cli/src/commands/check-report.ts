@@ -21,7 +21,14 @@ export function renderCheck(report: CheckReport, term: Terminal): void {
   lines.push(
     `${co.bold(tool.name)} ${shorten(report.input, 200)}  ${co.dim(about.filter(Boolean).join(", "))}`,
   );
-  if (!tool.active) lines.push(co.yellow("  inactive: a run does not offer this tool to the model"));
+  if (!tool.active) {
+    lines.push(
+      co.yellow("  inactive: a run does not offer this tool, and refuses a call to it before any tap"),
+    );
+    lines.push("", `${co.bold(co.red("DENY"))} by ${report.by}: ${report.reason}`);
+    term.out.write(`${lines.join("\n")}\n`);
+    return;
+  }
 
   lines.push("", co.bold("toolCall"));
   section(lines, report, "toolCall", "no toolCall taps");

@@ -108,6 +108,30 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
     throw usageError(`unknown tool "${input.name}"`, `registered tools: ${known}`);
   }
   const given = argumentsFor(input, tool);
+  const about = {
+    name: tool.name,
+    risk: tool.risk ?? null,
+    owner: tool.owner ?? null,
+    active: harness.activeToolNames.includes(tool.name),
+    primary: primaryParameter(tool) ?? null,
+  };
+  if (!about.active) {
+    // A run never offers an inactive tool, and refuses a call to it before any tap: so does check.
+    const reason = `"${tool.name}" is not active (tools.active): a run refuses it before any tap`;
+    return {
+      tool: about,
+      input: given,
+      decision: "deny",
+      by: "harness",
+      reason,
+      args: given,
+      trail: [],
+      notConsulted: [],
+      facts: {},
+      ask: null,
+      exitCode: CheckExit.deny,
+    };
+  }
   const evaluation = await evaluateToolCall(
     harness,
     { name: input.name, args: given, id: "check" },
@@ -115,13 +139,7 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
   );
   const trail = evaluation.trail ?? [];
   return {
-    tool: {
-      name: tool.name,
-      risk: tool.risk ?? null,
-      owner: tool.owner ?? null,
-      active: harness.activeToolNames.includes(tool.name),
-      primary: primaryParameter(tool) ?? null,
-    },
+    tool: about,
     input: given,
     decision: evaluation.decision,
     by: evaluation.by,

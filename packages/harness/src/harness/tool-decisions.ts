@@ -70,17 +70,20 @@ export function resolveDefaultVerdict(source: DefaultToolVerdict, call: ToolGate
   };
 }
 
-export async function decideToolCall(
+export function decideToolCall(
   env: DecisionEnvironment,
   call: ToolCall,
   tool: AnyAgentTool,
   checkedArgs: Record<string, unknown>,
   options: DecideOptions = {},
 ): Promise<ToolDecision> {
-  const trail: DecisionStep[] | undefined = options.trail ? [] : undefined;
-  const decided = await decide(env, call, tool, checkedArgs, options, trail);
-  if (trail) decided.trail = trail;
-  return decided;
+  // Without a trail, nothing extra: not even a wrapping promise.
+  if (!options.trail) return decide(env, call, tool, checkedArgs, options, undefined);
+  const trail: DecisionStep[] = [];
+  return decide(env, call, tool, checkedArgs, options, trail).then((decided) => {
+    decided.trail = trail;
+    return decided;
+  });
 }
 
 async function decide(
