@@ -143,6 +143,10 @@ export function buildProgram(
     )
     .option("--arg <key=value>", "an argument: key=value (string) or key:=json; repeatable", collect, [])
     .option("--json", "the decision and its trail as one JSON document")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 allow, 1 deny, 2 ask (not answered: no terminal or --json),\n64 usage, 70 the stack failed on the call, 78 config, plugin or model errors.",
+    )
     // `rein check` documents its own exit codes: a usage error is 64, never 2 (ask).
     .exitOverride((error) => {
       if (error.exitCode === 0) throw error;
