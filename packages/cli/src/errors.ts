@@ -31,12 +31,14 @@ export interface CliErrorFields {
   cause?: unknown;
   /** A hint printed under the message (what to do). */
   hint?: string;
+  /** The exit status, for a command that documents its own (`rein check`); default by code. */
+  exitCode?: number;
 }
 
 export class CliError extends Error {
   override readonly name = "CliError";
   readonly code: CliErrorCode;
-  readonly exitCode: ExitCode;
+  readonly exitCode: number;
   readonly file?: string;
   readonly line?: number;
   readonly plugin?: string;
@@ -45,7 +47,7 @@ export class CliError extends Error {
   constructor(code: CliErrorCode, message: string, fields: CliErrorFields = {}) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.code = code;
-    this.exitCode = code === "run" ? ExitCode.failed : ExitCode.usage;
+    this.exitCode = fields.exitCode ?? (code === "run" ? ExitCode.failed : ExitCode.usage);
     if (fields.file !== undefined) this.file = fields.file;
     if (fields.line !== undefined) this.line = fields.line;
     if (fields.plugin !== undefined) this.plugin = fields.plugin;
@@ -77,6 +79,17 @@ export const sessionInUse = (message: string, cause?: unknown) =>
   new CliError(CliErrorCode.session, message, {
     cause,
     hint: "wait for that run to finish, or start a new session (leave out --session/--continue)",
+  });
+
+/** The same failure with another exit status (a command with its own exit codes). */
+export const withExitCode = (error: CliError, exitCode: number) =>
+  new CliError(error.code, error.message, {
+    cause: error.cause,
+    exitCode,
+    ...(error.file !== undefined ? { file: error.file } : {}),
+    ...(error.line !== undefined ? { line: error.line } : {}),
+    ...(error.plugin !== undefined ? { plugin: error.plugin } : {}),
+    ...(error.hint !== undefined ? { hint: error.hint } : {}),
   });
 
 export const runFailed = (message: string, cause?: unknown) =>

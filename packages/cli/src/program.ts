@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, Option } from "commander";
 import { addConfigFlags } from "./config/cli-flags.js";
+import { CliError } from "./errors.js";
 
 export interface GlobalOptions {
   cwd: string;
@@ -142,6 +143,33 @@ export function buildProgram(
     .action((options) => run(async (g) => (await import("./commands/config.js")).configCommand(options, g)));
 
   program
+    .command("check")
+    .description(
+      "decide one tool call with the configured stack (no model, no tool run) and print every tap's answer; exit 0 allow, 1 deny, 2 ask",
+    )
+    .argument(
+      "[call]",
+      "tool(primary argument), a tool name with --arg, a JSON call, or - / nothing for JSON on stdin",
+    )
+    .option("--arg <key=value>", "an argument: key=value (string) or key:=json; repeatable", collect, [])
+    .option("--json", "the decision and its trail as one JSON document")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 allow, 1 deny, 2 ask (not answered: no terminal or --json),\n64 usage, 70 the stack failed on the call, 78 config, plugin or model errors.",
+    )
+    // `rein check` documents its own exit codes: a usage error is 64, never 2 (ask).
+    .exitOverride((error) => {
+      if (error.exitCode === 0) throw error;
+      throw new CliError("usage", error.message.replace(/^error:\s*/, ""), {
+        exitCode: 64,
+        hint: "see rein check --help",
+      });
+    })
+    .action((call: string | undefined, options) =>
+      run(async (g) => (await import("./commands/check.js")).checkCommand(call, options, g)),
+    );
+
+  program
     .command("doctor")
     .description("check the config, plugins, options, model and credentials")
     .action(() => run(async (g) => (await import("./commands/doctor.js")).doctorCommand(g)));
@@ -175,6 +203,8 @@ export function buildProgram(
 }
 
 export { globalsFrom };
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 function globalsFrom(program: Command): GlobalOptions {
   const opts = program.opts<{ config?: string; cwd: string; debug: boolean }>();

@@ -34,6 +34,7 @@ export {
   AgentHarness,
   type AgentHarnessOptions,
   type CompactOptions,
+  type DecisionOptions,
   type Durability,
   type Phase,
 } from "./harness/agent-harness.js";
@@ -115,6 +116,7 @@ export {
   type CustomMessageEntry,
   createSessionHeader,
   type DecisionRecord,
+  type DecisionStep,
   type EntryInput,
   type JournalEntry,
   type JournalEvent,

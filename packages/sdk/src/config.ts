@@ -77,6 +77,11 @@ export interface ReinConfig {
    * included), `baseDelayMs` (2 000, doubled per retry), `maxDelayMs` (60 000).
    */
   retry?: { enabled?: boolean; maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /**
+   * What tool decisions record: `trail: true` keeps every tap's answer on each
+   * persisted decision (`rein sessions show` and the export display it). Default off.
+   */
+  decisions?: { trail?: boolean };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

@@ -16,6 +16,7 @@ import {
   type AgentHarness,
   type AnyAgentTool,
   type AttributedVerdict,
+  type DecisionStep,
   decideToolCall,
   type ToolCallFacts,
   type ToolRisk,
@@ -50,6 +51,8 @@ export interface EvaluateToolCallOptions {
    * kit's `checkToolCall` defaults to `refuse`, so a typo is never an allow.
    */
   unregistered?: "evaluate" | "refuse";
+  /** Collect what every tap said (`trail` on the evaluation). Default off. */
+  trail?: boolean;
 }
 
 export interface ToolCallEvaluation {
@@ -70,6 +73,8 @@ export interface ToolCallEvaluation {
   registered: boolean;
   /** What the tool's `inspect` found (canonical `paths`, a parsed `command`); `{}` without one. */
   facts: Readonly<ToolCallFacts>;
+  /** With the `trail` option: every tap that ran, in order, with its answer (see `DecisionStep`). */
+  trail?: DecisionStep[];
 }
 
 /** Anything that holds a harness: the harness itself or a test harness. */
@@ -121,6 +126,7 @@ export async function evaluateToolCall(
       args: call.arguments,
       registered: false,
       facts: NO_FACTS,
+      ...(options.trail ? { trail: [] } : {}),
     };
   }
   const decided = await decideToolCall(
@@ -135,7 +141,11 @@ export async function evaluateToolCall(
     tool,
     // Arguments of a tool the harness does not have cannot be validated: taken as given.
     structuredClone(call.arguments),
-    { validate: registered !== undefined, skipPermission: options.skipPermission === true },
+    {
+      validate: registered !== undefined,
+      skipPermission: options.skipPermission === true,
+      trail: options.trail === true,
+    },
   );
   const evaluation: ToolCallEvaluation = {
     decision: decided.decision?.decision ?? "allow",
@@ -146,6 +156,7 @@ export async function evaluateToolCall(
     facts: decided.facts ?? NO_FACTS,
   };
   if (decided.gate) evaluation.gate = decided.gate;
+  if (decided.trail) evaluation.trail = decided.trail;
   if (decided.decision?.askedBy !== undefined) evaluation.askedBy = decided.decision.askedBy;
   if (decided.decision?.unanswered) evaluation.unanswered = true;
   // With `skipPermission`, an ask stops at the gate: report it as the gate said.

@@ -20,6 +20,7 @@ export type {
   ConfigKey,
   ConfigView,
   DecisionRecord,
+  DecisionStep,
   DefaultToolVerdict,
   Disposer,
   EntryInput,

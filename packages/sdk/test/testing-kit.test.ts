@@ -139,6 +139,41 @@ describe("checkToolCall / evaluateToolCall", () => {
     await t.dispose();
   });
 
+  it("with trail: true, evaluateToolCall returns every tap's step, attributed to its plugin and rule", async () => {
+    const loud = definePlugin({
+      name: "loud",
+      setup(rein) {
+        rein.hooks.toolCall.tap("loud", (call) => ({
+          ...call,
+          args: { text: String(call.args.text).toUpperCase() },
+        }));
+      },
+    });
+    const rules = definePlugin({
+      name: "rules",
+      setup(rein) {
+        rein.hooks.toolGate.tap("rules", () => ({
+          decision: "ask",
+          reason: "confirm",
+          rule: "confirm-echo",
+        }));
+      },
+    });
+    const t = await createTestHarness({ plugins: [loud, rules], tools: [echo] });
+    const evaluation = await evaluateToolCall(
+      t,
+      { name: "echo", args: { text: "hi" } },
+      { skipPermission: true, trail: true },
+    );
+    expect(evaluation).toMatchObject({ decision: "ask", by: "rules:confirm-echo", args: { text: "HI" } });
+    expect(evaluation.trail).toEqual([
+      { hook: "toolCall", by: "loud", answer: "rewrite", args: { text: "HI" } },
+      { hook: "toolGate", by: "rules:confirm-echo", answer: "ask", reason: "confirm" },
+    ]);
+    expect(await evaluateToolCall(t, { name: "echo", args: { text: "hi" } })).not.toHaveProperty("trail");
+    await t.dispose();
+  });
+
   it("carries the facts of a tool that declares paths, for assertions", async () => {
     const open = defineTool({
       name: "open",

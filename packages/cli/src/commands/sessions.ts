@@ -5,6 +5,7 @@ import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound } from "../errors.js";
 import { describeEntry, entryTree, type TreeNode, transcript } from "../export/transcript.js";
 import type { GlobalOptions } from "../program.js";
+import { trailLines } from "../ui/decision-trail.js";
 import { shorten, terminal } from "../ui/terminal.js";
 import { formatUsage, sessionUsage, type UsageTotals } from "../usage/usage-totals.js";
 import { openReadOnly } from "./session-access.js";
@@ -79,6 +80,8 @@ export async function showSession(
             : "";
           term.out.write(`  → ${co.bold(call.name)} ${shorten(call.args, 80)}\n`);
           if (verdict) term.out.write(`    ${verdict}\n`);
+          for (const line of trailLines(call.decision?.trail ?? []))
+            term.out.write(`${co.dim(`      ${line}`)}\n`);
           if (call.result)
             term.out.write(
               `    ${call.result.isError ? co.red("✗") : co.green("✓")} ${shorten(call.result.text, 100)}\n`,

@@ -18,6 +18,7 @@ export const CONFIG_OPTIONS = [
   "compaction",
   "mcpServe",
   "retry",
+  "decisions",
 ] as const;
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -100,6 +101,7 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
   }
 
   const { model, models, plugins, tools, session, systemPrompt, thinkingLevel, compaction, retry } = config;
+  checkDecisions(config.decisions, fail);
   if (retry !== undefined) {
     if (typeof retry !== "object" || retry === null || Array.isArray(retry)) {
       fail("retry", "{ enabled?, maxAttempts?, baseDelayMs?, maxDelayMs? }", retry);
@@ -256,5 +258,20 @@ function checkModelOptions(entry: Record<string, unknown>, where: string, fail: 
       fail(`${where}.cost.${key}`, "one of input, output, cacheRead, cacheWrite", key, "cost");
     if (!(typeof value === "number" && Number.isFinite(value) && value >= 0))
       fail(`${where}.cost.${key}`, "dollars per million tokens (a number >= 0)", value, "cost");
+  }
+}
+
+/** `decisions: { trail?: boolean }`. */
+function checkDecisions(
+  decisions: unknown,
+  fail: (option: string, expected: string, value: unknown, key?: string) => never,
+): void {
+  if (decisions === undefined) return;
+  if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
+    fail("decisions", "{ trail?: boolean }", decisions);
+  }
+  for (const [key, value] of Object.entries(decisions as Record<string, unknown>)) {
+    if (key !== "trail") fail(`decisions.${key}`, "the only decision option, trail", key, key);
+    if (typeof value !== "boolean") fail("decisions.trail", "a boolean", value, "trail");
   }
 }

@@ -1,5 +1,6 @@
 /** A session's active branch as Markdown: messages, tool calls with arguments, results and decisions. */
 import type { Session } from "@rein/harness";
+import { trailLines } from "../ui/decision-trail.js";
 import { formatUsage, sessionUsage } from "../usage/usage-totals.js";
 import { transcript } from "./transcript.js";
 
@@ -44,6 +45,15 @@ export function sessionMarkdown(session: Session): string {
             `${verb} by \`${call.decision.by}\`: ${call.decision.reason}${call.decision.askedBy ? ` (asked by \`${call.decision.askedBy}\`)` : ""}`,
             "",
           );
+          // The per-tap trail (recorded with `decisions: { trail: true }`), one line per tap as `rein check` prints it.
+          if (call.decision.trail) {
+            parts.push(
+              "Decision trail:",
+              "",
+              fence(trailLines(call.decision.trail).join("\n") || "(no taps ran)"),
+              "",
+            );
+          }
         }
         if (call.result)
           parts.push(call.result.isError ? "Result (error):" : "Result:", "", fence(call.result.text), "");

@@ -47,7 +47,7 @@ import { checkTarget, type NavigateOptions, type NavigateOutcome, runNavigation 
 import type { TurnSnapshot } from "./turn-snapshot.js";
 
 export type { WritableEntry } from "../hooks/hook-types.js";
-export type { AgentHarnessOptions, Durability } from "./options.js";
+export type { AgentHarnessOptions, DecisionOptions, Durability } from "./options.js";
 export type { Phase } from "./phase-gate.js";
 
 export interface CompactOptions {
@@ -95,6 +95,7 @@ export class AgentHarness extends HarnessConfig {
       queueModes: { steer: "one-at-a-time", followUp: "one-at-a-time", ...options.queueModes },
       defaultToolVerdict: options.defaultToolVerdict ?? "allow",
       cwd: options.cwd ?? process.cwd(),
+      decisionTrail: options.decisions?.trail === true,
     };
     this.failurePolicy = { ...DEFAULT_FAILURE_POLICY, ...options.failurePolicy };
     this.maxStopContinuations = options.maxStopContinuations ?? 8;

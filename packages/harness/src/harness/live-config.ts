@@ -38,6 +38,8 @@ export interface LiveConfig {
   queueModes: QueueModes;
   defaultToolVerdict: DefaultToolVerdict;
   cwd: string;
+  /** Whether tool decisions record every tap's step (option `decisions.trail`). */
+  decisionTrail: boolean;
 }
 
 const RISKS = new Set(["read", "write", "exec", "network"]);

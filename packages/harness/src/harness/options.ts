@@ -65,6 +65,16 @@ export interface AgentHarnessOptions {
    * pending writes, restore queued messages. See `harness.recovery`.
    */
   recover?: boolean;
+  /**
+   * What tool decisions record. `trail: true`: every persisted decision (and
+   * `tool_decision` event) carries the per-tap trail (`DecisionRecord.trail`).
+   * Default off: nothing is collected.
+   */
+  decisions?: DecisionOptions;
+}
+
+export interface DecisionOptions {
+  trail?: boolean;
 }
 
 type OptionKey = Exclude<keyof AgentHarnessOptions, "session" | "model">;
@@ -113,6 +123,13 @@ function checkFailurePolicy(policy: Partial<FailurePolicy>, where: string): void
   }
 }
 
+function checkDecisions(decisions: Record<string, unknown>, where: string): void {
+  for (const [key, value] of Object.entries(decisions)) {
+    if (key !== "trail") throw mustBe(`${where}.${key}`, "absent (the only decision option is trail)", value);
+    if (typeof value !== "boolean") throw mustBe(`${where}.trail`, "a boolean", value);
+  }
+}
+
 export const OPTION_RULES: { readonly [K in OptionKey]: OptionRule } = {
   thinkingLevel: {
     expected: "a thinking level",
@@ -147,6 +164,7 @@ export const OPTION_RULES: { readonly [K in OptionKey]: OptionRule } = {
   compaction: { expected: "an object", ok: isPlainObject },
   retry: { expected: "an object", ok: isPlainObject },
   recover: { expected: "a boolean", ok: (v) => typeof v === "boolean" },
+  decisions: { expected: "an object", ok: isPlainObject, deep: checkDecisions },
 };
 
 /**

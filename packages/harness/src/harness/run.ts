@@ -144,6 +144,7 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
         call,
         tool,
         args,
+        { trail: port.config.decisionTrail },
       ),
     executeTool: (tool, args, context) => executeTool(port, run, tool, args, context),
     beforeStop: async (last, continuations) => {

@@ -11,6 +11,9 @@
  * arguments every tap sees are deeply frozen (validated ones, and a rewrite once
  * validated again), so an in-place change cannot skip validation: it throws in
  * the tap that tries it.
+ *
+ * With `trail`, every tap that ran leaves one step (tap-call.ts writes them), in
+ * order, and the record carries them: the per-tap "who said what" behind `by`.
  */
 import type { ToolCall } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
@@ -20,7 +23,7 @@ import type { HarnessHooks } from "../hooks/hook-table.js";
 import type { AttributedVerdict, ToolCallInfo, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
 import { validatedArgs } from "../loop/frozen-args.js";
 import type { ToolCallPlan } from "../loop/loop-types.js";
-import type { DecisionRecord } from "../session/entries.js";
+import type { DecisionRecord, DecisionStep } from "../session/entries.js";
 import type { ToolInspectionContext } from "../tools.js";
 import { type AnyAgentTool, inspectToolCall, type ToolCallFacts } from "../tools.js";
 import type { DefaultToolVerdict } from "./live-config.js";
@@ -44,6 +47,8 @@ export interface DecideOptions {
   validate?: boolean;
   /** Stop at the gate: an `ask` is not put to `permissionAsk` (the plan refuses; `gate` says ask). */
   skipPermission?: boolean;
+  /** Collect what every tap said (`DecisionRecord.trail`, `ToolDecision.trail`). Default off: nothing is collected. */
+  trail?: boolean;
 }
 
 /** A plan with what the decision saw: the final arguments, and the gate's verdict (absent when refused before it). */
@@ -52,6 +57,8 @@ export type ToolDecision = ToolCallPlan & {
   gate?: AttributedVerdict;
   /** What the tool's `inspect` resolved (absent when refused before inspection). */
   facts?: Readonly<ToolCallFacts>;
+  /** With `trail`: every tap's step, in order (also on the decision record). */
+  trail?: DecisionStep[];
 };
 
 export function resolveDefaultVerdict(source: DefaultToolVerdict, call: ToolGateCall): AttributedVerdict {
@@ -63,12 +70,29 @@ export function resolveDefaultVerdict(source: DefaultToolVerdict, call: ToolGate
   };
 }
 
-export async function decideToolCall(
+export function decideToolCall(
   env: DecisionEnvironment,
   call: ToolCall,
   tool: AnyAgentTool,
   checkedArgs: Record<string, unknown>,
   options: DecideOptions = {},
+): Promise<ToolDecision> {
+  // Without a trail, nothing extra: not even a wrapping promise.
+  if (!options.trail) return decide(env, call, tool, checkedArgs, options, undefined);
+  const trail: DecisionStep[] = [];
+  return decide(env, call, tool, checkedArgs, options, trail).then((decided) => {
+    decided.trail = trail;
+    return decided;
+  });
+}
+
+async function decide(
+  env: DecisionEnvironment,
+  call: ToolCall,
+  tool: AnyAgentTool,
+  checkedArgs: Record<string, unknown>,
+  options: DecideOptions,
+  trail: DecisionStep[] | undefined,
 ): Promise<ToolDecision> {
   let args = checkedArgs;
   if (options.validate) {
@@ -79,6 +103,7 @@ export async function decideToolCall(
         env,
         call,
         call.arguments,
+        trail,
         {
           decision: "deny",
           by: HARNESS_DECIDER,
@@ -95,12 +120,13 @@ export async function decideToolCall(
       "toolCall",
       { id: call.id, name: call.name, args },
       env.contextFor({ ...base, args }),
+      trail,
     );
     if (rewritten.args !== args) {
       try {
         args = validatedArgs(tool, { ...call, arguments: rewritten.args });
       } catch (error) {
-        return refuseWith(env, call, rewritten.args, {
+        return refuseWith(env, call, rewritten.args, trail, {
           decision: "deny",
           by: HARNESS_DECIDER,
           reason: `arguments rewritten by a toolCall tap are invalid: ${describeError(error)}`,
@@ -113,7 +139,7 @@ export async function decideToolCall(
   try {
     facts = await inspectToolCall(tool, args, env.place);
   } catch (error) {
-    return refuseWith(env, call, args, {
+    return refuseWith(env, call, args, trail, {
       decision: "deny",
       by: HARNESS_DECIDER,
       reason: `could not inspect the arguments: ${describeError(error)}`,
@@ -128,16 +154,16 @@ export async function decideToolCall(
   });
   const context = env.contextFor({ ...base, args, facts });
   const verdict =
-    (await runToolGate(env.hooks, gateCall, context)) ??
+    (await runToolGate(env.hooks, gateCall, context, trail)) ??
     resolveDefaultVerdict(env.defaultVerdict(), gateCall);
 
   if (verdict.decision === "ask" && options.skipPermission) {
-    const plan = refusal({ decision: "deny", by: verdict.by, reason: verdict.reason });
+    const plan = refusal(traced({ decision: "deny", by: verdict.by, reason: verdict.reason }, trail));
     return { ...plan, args, gate: verdict, facts };
   }
   let record: DecisionRecord;
   if (verdict.decision === "ask") {
-    const answer = await runBail(env.hooks, "permissionAsk", { call: gateCall, verdict }, context);
+    const answer = await runBail(env.hooks, "permissionAsk", { call: gateCall, verdict }, context, trail);
     record = answer
       ? {
           decision: answer.decision,
@@ -156,19 +182,28 @@ export async function decideToolCall(
   }
 
   if (record.decision === "deny") {
-    return { ...(await refuseWith(env, call, args, record)), gate: verdict, facts };
+    return { ...(await refuseWith(env, call, args, trail, record)), gate: verdict, facts };
   }
+  traced(record, trail);
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
   return { action: "execute", args, facts, decision: record, gate: verdict };
+}
+
+/** The record with the trail on it (the same array: later steps cannot follow a decision). */
+function traced(record: DecisionRecord, trail: DecisionStep[] | undefined): DecisionRecord {
+  if (trail) record.trail = trail;
+  return record;
 }
 
 async function refuseWith(
   env: DecisionEnvironment,
   call: ToolCall,
   args: Record<string, unknown>,
+  trail: DecisionStep[] | undefined,
   record: DecisionRecord,
   detail?: string,
 ): Promise<ToolDecision> {
+  traced(record, trail);
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
   return { ...refusal(record, detail), args };
 }

@@ -19,6 +19,7 @@
  * See ../../../../../shared/spec/harness.md (hook table, failure policy).
  */
 import { AsyncSeriesBailHook, AsyncSeriesWaterfallHook } from "tapable";
+import type { DecisionStep } from "../session/entries.js";
 import {
   type HarnessHooks,
   HOOK_NAMES,
@@ -132,10 +133,11 @@ export async function runWaterfall<K extends HookName>(
   name: K,
   payload: HookPayload<K>,
   context: HookContextOf<K>,
+  trail?: DecisionStep[],
 ): Promise<HookPayload<K>> {
   const { taps, env, spec } = prepare(hooks, name);
   if (taps.length === 0) return payload;
-  const call: TapCall = { name, spec, env };
+  const call: TapCall = { name, spec, env, trail };
   let current: unknown = payload;
   for (const tap of taps) {
     if (name === "beforeRun" && (current as { block?: unknown }).block) break;
@@ -151,10 +153,11 @@ export async function runBail<K extends HookName>(
   name: K,
   payload: HookPayload<K>,
   context: HookContextOf<K>,
+  trail?: DecisionStep[],
 ): Promise<Attributed<HookResult<K>> | undefined> {
   const { taps, env, spec } = prepare(hooks, name);
   if (taps.length === 0) return undefined;
-  const call: TapCall = { name, spec, env };
+  const call: TapCall = { name, spec, env, trail };
   for (const tap of taps) {
     let answer = callTap(call, tap, payload, context as HookContext);
     if (isThenable(answer)) answer = await answer;
@@ -166,15 +169,17 @@ export async function runBail<K extends HookName>(
 /**
  * Runs the gate stack for one call: the strictest verdict with its author, or
  * `undefined` when no tap had an opinion (the caller applies its default).
+ * With a `trail`, each runner appends one step per tap that ran (tap-call.ts).
  */
 export async function runToolGate(
   hooks: HarnessHooks,
   gateCall: ToolGateCall,
   context: ToolHookContext,
+  trail?: DecisionStep[],
 ): Promise<AttributedVerdict | undefined> {
   const { taps, env, spec } = prepare(hooks, "toolGate");
   if (taps.length === 0) return undefined;
-  const call: TapCall = { name: "toolGate", spec, env, gate: {} };
+  const call: TapCall = { name: "toolGate", spec, env, gate: {}, trail };
   for (const tap of taps) {
     let denied = callTap(call, tap, gateCall, context);
     if (isThenable(denied)) denied = await denied;

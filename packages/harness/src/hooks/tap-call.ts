@@ -7,11 +7,16 @@
  * an abort is not the plugin's failure: a gate or permission answer is a deny by
  * `harness`, a transform ends the run `aborted`; nothing is reported or skipped.
  *
+ * It is also where a decision trail is written (`TapCall.trail`, given only by
+ * the tool-decision pipeline): one step per tap that ran, with its answer, "no
+ * opinion" or its failure. Without a trail nothing is allocated for it.
+ *
  * Invariant: the result is what the reduction needs - the next payload
  * (waterfall), an attributed answer (bail, gate) or `undefined` (no opinion) -
  * and every failure that escapes is a `HarnessError` naming plugin and hook.
  */
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
+import type { DecisionStep } from "../session/entries.js";
 import { type HookName, type HookSpec, stricter } from "./hook-table.js";
 import type { AttributedVerdict, GateDecision, HookContext, ToolHookContext } from "./hook-types.js";
 import { isThenable, type PluginCallSite, type PluginDriver } from "./plugin-driver.js";
@@ -60,6 +65,24 @@ export interface TapCall {
   env: HookEnvironment;
   /** For the gate: the running strictest verdict. */
   gate?: GateState;
+  /** Where each tap's part goes, in order (tool decisions with `decisions.trail` only). */
+  trail?: DecisionStep[] | undefined;
+}
+
+type TrailHook = DecisionStep["hook"];
+
+/** Appends one step; `reason` and `args` only when there is one. */
+function note(
+  call: TapCall,
+  by: string,
+  answer: DecisionStep["answer"],
+  reason?: string,
+  args?: unknown,
+): void {
+  const step: DecisionStep = { hook: call.name as TrailHook, by, answer };
+  if (reason !== undefined) step.reason = reason;
+  if (args !== undefined) step.args = args;
+  call.trail?.push(step);
 }
 
 /** Runs one tap; returns (or resolves to) what the reduction takes from it. */
@@ -90,7 +113,10 @@ function onResult(
   payload: unknown,
   context: HookContext,
 ): unknown {
-  if (result === undefined || result === null) return undefined;
+  if (result === undefined || result === null) {
+    if (call.trail) note(call, tap.name, "no opinion");
+    return undefined;
+  }
   const problem = call.spec.validate(result, payload as never);
   if (problem) {
     const malformed = new HarnessError(
@@ -100,8 +126,18 @@ function onResult(
     );
     return onFailure(call, tap, site, malformed, context);
   }
-  if (call.spec.reduction === "waterfall") return result;
-  if (call.spec.reduction === "bail") return { ...(result as object), by: tap.name };
+  if (call.spec.reduction === "waterfall") {
+    if (call.trail) noteTransform(call, tap.name, payload, result);
+    return result;
+  }
+  if (call.spec.reduction === "bail") {
+    const answer = result as { decision?: unknown; reason?: unknown };
+    if (call.trail) {
+      const reason = typeof answer.reason === "string" ? answer.reason : undefined;
+      note(call, tap.name, answer.decision as DecisionStep["answer"], reason);
+    }
+    return { ...(result as object), by: tap.name };
+  }
   return reduceGate(call, result as AttributedVerdict, tap.name);
 }
 
@@ -114,6 +150,7 @@ function onFailure(
 ): unknown {
   const failure: HarnessError = pluginFailure(error, site);
   const policy = call.env.policy();
+  if (call.trail) note(call, tap.name, "error", failureOutcome(call, failure, policy));
   if (failure.code === HarnessErrorCode.aborted) {
     // The run was aborted while the tap waited: not the plugin's fault, never reported, never skipped.
     if (call.spec.failure !== "fail-closed") throw failure;
@@ -128,7 +165,8 @@ function onFailure(
     call.env.report(failure);
     const reason = `${failure.message} (failing closed)`;
     if (call.name === "permissionAsk") return { decision: "deny", reason, by: tap.name };
-    return reduceGate(call, { decision: policy.gate, reason, by: tap.name }, tap.name);
+    // The failure is already in the trail as an `error` step.
+    return reduceGate(call, { decision: policy.gate, reason, by: tap.name }, tap.name, false);
   }
   if (policy.transform === "skip-tap" && call.spec.reduction === "waterfall") {
     call.env.report(failure);
@@ -137,12 +175,39 @@ function onFailure(
   throw failure;
 }
 
+/** A failure's step reason: what went wrong and what the hook's failure policy made of it. */
+function failureOutcome(call: TapCall, failure: HarnessError, policy: FailurePolicy): string {
+  if (call.spec.failure === "fail-closed") {
+    const verdict =
+      call.name === "permissionAsk" || failure.code === HarnessErrorCode.aborted ? "deny" : policy.gate;
+    return `${failure.message} (failing closed: ${verdict})`;
+  }
+  if (
+    failure.code !== HarnessErrorCode.aborted &&
+    policy.transform === "skip-tap" &&
+    call.spec.reduction === "waterfall"
+  ) {
+    return `${failure.message} (tap skipped)`;
+  }
+  return `${failure.message} (the run fails)`;
+}
+
+/** A `toolCall` tap's step: `rewrite` with the new arguments, or `no opinion` when it kept them. */
+function noteTransform(call: TapCall, tapName: string, payload: unknown, result: unknown): void {
+  const before = (payload as { args?: unknown }).args;
+  const after = (result as { args?: unknown }).args;
+  if (after === before) note(call, tapName, "no opinion");
+  else note(call, tapName, "rewrite", undefined, after);
+}
+
 function reduceGate(
   call: TapCall,
   verdict: AttributedVerdict,
   tapName: string,
+  step = true,
 ): AttributedVerdict | undefined {
   const by = verdict.rule ? `${tapName}:${verdict.rule}` : tapName;
+  if (step && call.trail) note(call, by, verdict.decision, verdict.reason);
   const attributed: AttributedVerdict = { ...verdict, by };
   // Bail on deny: nothing after it can undo it, so nothing after it runs.
   if (attributed.decision === "deny") return attributed;

@@ -26,6 +26,27 @@ export interface DecisionRecord {
   askedBy?: string;
   /** Set when the gate said `ask` and no `permissionAsk` tap answered (so the call was denied). */
   unanswered?: true;
+  /**
+   * What every tap said, in tap order (`toolCall`, then `toolGate`, then
+   * `permissionAsk`): recorded only when the harness option `decisions.trail` is on.
+   */
+  trail?: DecisionStep[];
+}
+
+/** One tap's part in a decision: its answer, or `"no opinion"`. */
+export interface DecisionStep {
+  hook: "toolCall" | "toolGate" | "permissionAsk";
+  /** `"<plugin>[:<rule>]"`: the tap's name, and the rule its verdict named. */
+  by: string;
+  /**
+   * `rewrite`: a `toolCall` tap returned other arguments (in `args`); `error`: the
+   * tap threw, timed out, returned a malformed result or was aborted (`reason`
+   * says which, and what the failure policy made of it).
+   */
+  answer: "no opinion" | "allow" | "deny" | "ask" | "rewrite" | "error";
+  reason?: string;
+  /** The arguments a `toolCall` tap rewrote the call to (answer `rewrite`). */
+  args?: unknown;
 }
 
 /** A tool result as Rein persists it: pi-ai's message plus the gate decision that led to it. */

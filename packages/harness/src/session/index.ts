@@ -18,6 +18,7 @@ export {
   type CustomEntry,
   type CustomMessageEntry,
   type DecisionRecord,
+  type DecisionStep,
   type EntryInput,
   isTreeEntry,
   type JournalEntry,

@@ -1,0 +1,168 @@
+/**
+ * `rein check <call>`: one tool call through the configured stack's `toolCall`
+ * and `toolGate` (and `permissionAsk` on a terminal), with no model and no tool
+ * execution, printing the decision trail: every tap in order with its answer,
+ * the rewrites with their authors, the facts the gates saw, and the result.
+ *
+ * Invariant: the decision is the harness's own pipeline (`evaluateToolCall`),
+ * so what check says is what a run would record. Exit codes (documented in the
+ * README): 0 allow, 1 deny, 2 ask (not answered), 64 usage, 70 the stack
+ * failed, 78 config / plugin / model.
+ */
+import { readFileSync } from "node:fs";
+import { type DecisionStep, isHarnessError, type ToolCallFacts } from "@rein/harness";
+import { evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
+import { type Agent, inspectionAgent } from "../agent/build-agent.js";
+import { CliError, runFailed, usageError, withExitCode } from "../errors.js";
+import type { GlobalOptions } from "../program.js";
+import { reserveStdout } from "../ui/json-stdout.js";
+import { terminal } from "../ui/terminal.js";
+import { argumentsFor, type CheckInput, parseCall, primaryParameter } from "./check-call.js";
+import { renderCheck } from "./check-report.js";
+
+export const CheckExit = { allow: 0, deny: 1, ask: 2, usage: 64, failed: 70, config: 78 } as const;
+
+export interface CheckOptions {
+  arg?: string[];
+  json?: boolean;
+}
+
+/** What `rein check --json` prints (one document); pinned by a test. */
+export interface CheckReport {
+  tool: { name: string; risk: string | null; owner: string | null; active: boolean; primary: string | null };
+  /** The arguments as given (the shorthand's text in the primary parameter). */
+  input: Record<string, unknown>;
+  decision: "allow" | "deny" | "ask";
+  by: string;
+  reason: string;
+  askedBy?: string;
+  /** The arguments after `toolCall` rewrites: what the gates saw and the tool would get. */
+  args: Record<string, unknown>;
+  /** Every tap that ran, in order. */
+  trail: DecisionStep[];
+  /** `toolGate` taps that did not run: a deny came first (or the call was refused before the gate). */
+  notConsulted: string[];
+  /** What the tool's `inspect` resolved: canonical `paths`, a parsed `command`. */
+  facts: Readonly<ToolCallFacts>;
+  /** For an ask: who asks, why, and the `permissionAsk` taps it goes to; `answered` when they ran. */
+  ask: { by: string; reason: string; taps: string[]; answered: boolean } | null;
+  exitCode: number;
+}
+
+/** Config, plugin and model problems, and everything else unexpected, as check's own exit codes. */
+function rescoped(error: unknown): Error {
+  if (error instanceof CliError) {
+    const code =
+      error.code === "usage" ? CheckExit.usage : error.code === "run" ? CheckExit.failed : CheckExit.config;
+    return withExitCode(error, code);
+  }
+  if (isHarnessError(error)) {
+    const where = error.plugin ? ` (plugin ${error.plugin}${error.hook ? `, ${error.hook}` : ""})` : "";
+    return withExitCode(
+      runFailed(`the stack failed on this call${where}: ${error.message}`, error),
+      CheckExit.failed,
+    );
+  }
+  return withExitCode(runFailed((error as Error)?.message ?? String(error), error), CheckExit.failed);
+}
+
+export async function checkCommand(
+  call: string | undefined,
+  options: CheckOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  const json = options.json ? reserveStdout() : undefined;
+  try {
+    const fromStdin = call === undefined || call === "-";
+    if (fromStdin && process.stdin.isTTY === true) {
+      throw usageError(
+        "no call given",
+        "rein check 'bash(git status)', rein check write --arg path=x, or a JSON call on stdin",
+      );
+    }
+    const input = parseCall(call, options.arg ?? [], () => readFileSync(0, "utf8"));
+    // Asks are put to permissionAsk only where someone can answer them.
+    const interactive = !json && !fromStdin && process.stdin.isTTY === true && process.stderr.isTTY === true;
+    const agent = await inspectionAgent(globals);
+    let report: CheckReport;
+    try {
+      report = await decide(agent, input, interactive);
+    } finally {
+      await agent.dispose();
+    }
+    if (json) json.write(`${JSON.stringify(report, null, 2)}\n`);
+    else renderCheck(report, terminal());
+    return report.exitCode;
+  } catch (error) {
+    throw rescoped(error);
+  } finally {
+    json?.release();
+  }
+}
+
+async function decide(agent: Agent, input: CheckInput, interactive: boolean): Promise<CheckReport> {
+  const { harness } = agent;
+  const tool = harness.tools.find((candidate) => candidate.name === input.name);
+  if (!tool) {
+    const known = harness.tools.map((t) => t.name).join(", ") || "none (add a tool pack to plugins)";
+    throw usageError(`unknown tool "${input.name}"`, `registered tools: ${known}`);
+  }
+  const given = argumentsFor(input, tool);
+  const about = {
+    name: tool.name,
+    risk: tool.risk ?? null,
+    owner: tool.owner ?? null,
+    active: harness.activeToolNames.includes(tool.name),
+    primary: primaryParameter(tool) ?? null,
+  };
+  if (!about.active) {
+    // A run never offers an inactive tool, and refuses a call to it before any tap: so does check.
+    const reason = `"${tool.name}" is not active (tools.active): a run refuses it before any tap`;
+    return {
+      tool: about,
+      input: given,
+      decision: "deny",
+      by: "harness",
+      reason,
+      args: given,
+      trail: [],
+      notConsulted: [],
+      facts: {},
+      ask: null,
+      exitCode: CheckExit.deny,
+    };
+  }
+  const evaluation = await evaluateToolCall(
+    harness,
+    { name: input.name, args: given, id: "check" },
+    { skipPermission: !interactive, trail: true, unregistered: "refuse" },
+  );
+  const trail = evaluation.trail ?? [];
+  return {
+    tool: about,
+    input: given,
+    decision: evaluation.decision,
+    by: evaluation.by,
+    reason: evaluation.reason,
+    ...(evaluation.askedBy !== undefined ? { askedBy: evaluation.askedBy } : {}),
+    args: evaluation.args,
+    trail,
+    notConsulted: notConsulted(agent, trail),
+    facts: evaluation.facts,
+    ask: askOf(agent, evaluation, interactive),
+    exitCode: CheckExit[evaluation.decision],
+  };
+}
+
+/** Gate taps that did not run (a deny came first, or the call was refused before the gate): each tap that ran left one step. */
+function notConsulted(agent: Agent, trail: DecisionStep[]): string[] {
+  const ran = trail.filter((step) => step.hook === "toolGate").length;
+  return agent.harness.hooks.toolGate.taps.slice(ran).map((tap) => tap.name);
+}
+
+function askOf(agent: Agent, evaluation: ToolCallEvaluation, interactive: boolean): CheckReport["ask"] {
+  const gate = evaluation.gate;
+  if (gate?.decision !== "ask") return null;
+  const taps = agent.harness.hooks.permissionAsk.taps.map((tap) => tap.name);
+  return { by: gate.by, reason: gate.reason, taps, answered: interactive };
+}
