@@ -127,6 +127,10 @@ export function buildProgram(
     )
     .argument("<session>", "session id, unique prefix, or path to a .jsonl file")
     .option("--json", "one JSON line per call")
+    .option(
+      "--isolated",
+      "decide each call alone, as in a fresh session (no budgets, grants or answers carried over)",
+    )
     .action((id: string, options) =>
       run(async (g) => (await import("./commands/replay.js")).replayCommand(id, options, g)),
     );

@@ -1,0 +1,97 @@
+/**
+ * What a recorded session says about its tool calls, read once for `rein replay`:
+ * every call in the order it was made (file order, so abandoned branches too),
+ * the decision and result persisted with it, and the runs the calls belong to.
+ *
+ * Invariant: read only; a call with no persisted result (a crash before it was
+ * decided) is `unknown`, never guessed.
+ */
+import type { UserMessage } from "@mariozechner/pi-ai";
+import type {
+  AssistantMessage,
+  DecisionRecord,
+  RecordedToolResult,
+  Session,
+  SessionEntry,
+} from "@rein/harness";
+
+/** A gate-level verdict: any ask, answered or not, is `ask`. */
+export type Verdict = "allow" | "ask" | "deny" | "unknown";
+
+/** What sessions recorded before `unanswered` existed said in the reason instead. */
+const UNANSWERED_SUFFIX = "(asked, but no permission handler answered: denied)";
+
+export function wasAsked(decision: DecisionRecord): boolean {
+  return (
+    decision.askedBy !== undefined ||
+    decision.unanswered === true ||
+    (decision.decision === "deny" && decision.reason.endsWith(UNANSWERED_SUFFIX))
+  );
+}
+
+/** The gate-level verdict a recorded result shows: any ask, answered or not, counts as `ask`. */
+export function recordedVerdict(decision: DecisionRecord | undefined): Verdict {
+  if (!decision) return "unknown";
+  return wasAsked(decision) ? "ask" : decision.decision;
+}
+
+export interface RecordedCall {
+  entryId: string;
+  toolCallId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  decision?: DecisionRecord;
+  result?: RecordedToolResult;
+}
+
+/** One recorded run: the prompt that started it and the model's replies, in order. */
+export interface RecordedRun {
+  prompt: UserMessage;
+  replies: AssistantMessage[];
+}
+
+export interface RecordedSession {
+  calls: RecordedCall[];
+  runs: RecordedRun[];
+}
+
+const isUser = (entry: SessionEntry): entry is SessionEntry & { type: "message"; message: UserMessage } =>
+  entry.type === "message" && entry.message.role === "user";
+
+export function readRecorded(session: Session): RecordedSession {
+  const entries = session.entries();
+  const results = new Map<string, RecordedToolResult>();
+  for (const entry of entries) {
+    if (entry.type === "message" && entry.message.role === "toolResult") {
+      results.set(entry.message.toolCallId, entry.message as RecordedToolResult);
+    }
+  }
+  const calls: RecordedCall[] = [];
+  const runs: RecordedRun[] = [];
+  for (const entry of entries) {
+    if (isUser(entry)) {
+      runs.push({ prompt: entry.message, replies: [] });
+      continue;
+    }
+    if (entry.type !== "message" || entry.message.role !== "assistant") continue;
+    // Replies before any prompt (a hand-built session) still replay, after an empty prompt.
+    if (runs.length === 0) runs.push({ prompt: { role: "user", content: "", timestamp: 0 }, replies: [] });
+    runs[runs.length - 1]?.replies.push(entry.message);
+    for (const block of entry.message.content) {
+      if (block.type !== "toolCall") continue;
+      const call: RecordedCall = {
+        entryId: entry.id,
+        toolCallId: block.id,
+        tool: block.name,
+        args: block.arguments,
+      };
+      const result = results.get(block.id);
+      if (result) {
+        call.result = result;
+        if (result.decision) call.decision = result.decision;
+      }
+      calls.push(call);
+    }
+  }
+  return { calls, runs };
+}
