@@ -101,3 +101,149 @@ describe("rein replay with state", { timeout: 120_000 }, () => {
     expect(loosened.stderr).toContain("5 tool calls replayed, 1 changed");
   });
 });
+
+const NOTE_TOOL = `import { definePlugin, defineTool, Type } from "@rein/sdk";
+export default definePlugin({
+  name: "note-tool",
+  setup(rein) {
+    rein.registerTool(defineTool({
+      name: "note",
+      description: "Take a note",
+      parameters: Type.Object({ text: Type.String() }),
+      risk: "read",
+      execute: async (args) => ({ content: [{ type: "text", text: "noted " + args.text }] }),
+    }));
+  },
+});
+`;
+
+const coverageConfig = (script: unknown[]) => `import { defineConfig } from "@rein/sdk";
+import policy from ${JSON.stringify(dist("plugin-policy"))};
+import guard from ${JSON.stringify(dist("plugin-guard"))};
+export default defineConfig({
+  model: { script: ${JSON.stringify(script)} },
+  plugins: [
+    "./tools.ts",
+    "./note.ts",
+    [guard, { perRun: { maxToolCalls: 10 } }],
+    [policy, { rules: [
+      { id: "no-push", rule: "push", decision: "deny", reason: "no pushing" },
+      { id: "echo-ok", rule: "echo", decision: "allow", reason: "echo is harmless" },
+      { rule: "wait", decision: "deny", reason: "no waiting" },
+    ] }],
+  ],
+});
+`;
+
+const calls = (...list: [string, Record<string, unknown>][]) => [
+  { toolCalls: list.map(([name, args]) => ({ name, args })) },
+  "done",
+];
+
+describe("rein replay --coverage", { timeout: 180_000 }, () => {
+  it("counts each rule's hits over three sessions, lists rules never matched and calls decided by the default", async () => {
+    const dir = project({ "tools.ts": TOOLS_PLUGIN, "note.ts": NOTE_TOOL });
+    const scripts = [
+      calls(["echo", { text: "a" }], ["push", { remote: "origin" }]),
+      calls(["echo", { text: "b" }], ["echo", { text: "c" }]),
+      calls(["note", { text: "x" }], ["push", { remote: "upstream" }]),
+    ];
+    const ids: string[] = [];
+    for (const script of scripts) {
+      writeFileSync(join(dir, "rein.config.ts"), coverageConfig(script));
+      const ran = await rein(["run", "go"], dir);
+      expect(ran.code, ran.stderr).toBe(0);
+      const known = new Set(ids);
+      const fresh = new SessionStore(join(dir, ".rein/sessions")).list().find((s) => !known.has(s.id));
+      ids.push(fresh?.id as string);
+    }
+
+    const json = await rein(["replay", "--coverage", "--json", ...ids], dir);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      sessions: 3,
+      calls: 6,
+      rules: [
+        { rule: "guard:max-tool-calls", hits: 0 },
+        { rule: "guard:loop", hits: 0 },
+        { rule: "policy:no-push", hits: 2 },
+        { rule: "policy:echo-ok", hits: 3 },
+        { rule: "policy:rules[2]", hits: 0 },
+      ],
+      neverMatched: ["guard:max-tool-calls", "guard:loop", "policy:rules[2]"],
+      otherDeciders: [{ rule: "harness:default", hits: 1 }],
+      byDefault: [
+        {
+          session: ids[2],
+          toolCallId: expect.any(String),
+          tool: "note",
+          args: { text: "x" },
+          decision: "allow",
+        },
+      ],
+      notReached: 0,
+    });
+
+    const text = await rein(["replay", "--coverage", ...ids], dir);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toBe(
+      [
+        "Policy coverage over 3 sessions, 6 tool calls",
+        "",
+        "Rules (hits):",
+        "  0  guard:max-tool-calls   never matched",
+        "  0  guard:loop   never matched",
+        "  2  policy:no-push",
+        "  3  policy:echo-ok",
+        "  0  policy:rules[2]   never matched",
+        "",
+        "Never matched: guard:max-tool-calls, guard:loop, policy:rules[2]",
+        "",
+        "Other deciders (no declared rules):",
+        "  1  harness:default",
+        "",
+        "Decided by a default (no rule matched): 1 call",
+        `  ${ids[2]?.slice(0, 8)} note {"text":"x"} → allow`,
+        "",
+      ].join("\n"),
+    );
+
+    // --all covers the same sessions; --fail-on-default turns the defaulted call into exit 1.
+    const all = await rein(["replay", "--coverage", "--all", "--json", "--fail-on-default"], dir);
+    expect(all.code, all.stderr).toBe(1);
+    expect(JSON.parse(all.stdout)).toMatchObject({
+      sessions: 3,
+      calls: 6,
+      neverMatched: ["guard:max-tool-calls", "guard:loop", "policy:rules[2]"],
+    });
+
+    // Tightened: the call that fell through now has a rule, and the default decides nothing.
+    writeFileSync(
+      join(dir, "rein.config.ts"),
+      coverageConfig([]).replace(
+        '{ rule: "wait", decision: "deny", reason: "no waiting" },',
+        '{ rule: "wait", decision: "deny", reason: "no waiting" },\n      { id: "notes", rule: "note", decision: "allow", reason: "notes are fine" },',
+      ),
+    );
+    const tightened = await rein(["replay", "--coverage", "--all", "--json", "--fail-on-default"], dir);
+    expect(tightened.code, tightened.stderr).toBe(0);
+    const report = JSON.parse(tightened.stdout);
+    expect(report.byDefault).toEqual([]);
+    expect(report.rules).toContainEqual({ rule: "policy:notes", hits: 1 });
+  });
+
+  it("without --coverage, replay takes exactly one session", async () => {
+    const dir = project({
+      "rein.config.ts": coverageConfig([]),
+      "tools.ts": TOOLS_PLUGIN,
+      "note.ts": NOTE_TOOL,
+    });
+    const two = await rein(["replay", "a", "b"], dir);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toContain("several sessions are for --coverage");
+    // The declared rules coverage counts are what `rein plugins` lists.
+    const plugins = await rein(["plugins"], dir);
+    expect(plugins.stdout).toContain("  rules guard:max-tool-calls, guard:loop\n");
+    expect(plugins.stdout).toContain("  rules policy:no-push, policy:echo-ok, policy:rules[2]\n");
+  });
+});

@@ -13,9 +13,11 @@
  */
 import type { DecisionRecord, SessionHeader } from "@rein/harness";
 import { evaluateToolCall } from "@rein/sdk";
-import { type Agent, inspectionAgent } from "../agent/build-agent.js";
-import { ExitCode } from "../errors.js";
+import { type Agent, inspectionAgent, sessionStore } from "../agent/build-agent.js";
+import { loadConfig } from "../config/load-config.js";
+import { ExitCode, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
+import { coverageOf, coverageText, type DecisionStep, type ReplayedSession } from "../replay/coverage.js";
 import {
   type RecordedCall,
   type RecordedSession,
@@ -46,11 +48,19 @@ export interface ReplayLine {
   by: string;
   reason: string;
   changed: boolean;
+  /** The replayed decision's trail, when the stack records trails. */
+  trail?: DecisionStep[];
 }
 
 export interface ReplayOptions {
   json?: boolean;
   isolated?: boolean;
+  /** Report rule coverage over the sessions instead of changes. */
+  coverage?: boolean;
+  /** With `coverage`: every session in the store. */
+  all?: boolean;
+  /** With `coverage`: exit 1 when a call was decided by a default verdict. */
+  failOnDefault?: boolean;
 }
 
 function lineFor(index: number, call: RecordedCall): Omit<ReplayLine, "now" | "by" | "reason" | "changed"> {
@@ -112,15 +122,21 @@ function statefulLines(recorded: RecordedSession, decisions: Map<string, Decisio
       changed: isChanged(base.recorded, asked ? "ask" : now.decision),
     };
     if (asked) line.nowOutcome = now.decision;
+    const trail = (now as { trail?: DecisionStep[] }).trail;
+    if (trail) line.trail = trail;
     return line;
   });
 }
 
-export async function replayCommand(
-  id: string,
-  options: ReplayOptions,
-  globals: GlobalOptions,
-): Promise<number> {
+interface SessionReplay {
+  lines: ReplayLine[];
+  overran: number[];
+  /** The rules the replayed stack declares (`<plugin>:<rule>`). */
+  declared: readonly string[];
+}
+
+/** One session replayed, with state or `--isolated`. */
+async function replaySession(id: string, isolated: boolean, globals: GlobalOptions): Promise<SessionReplay> {
   const session = await openReadOnly(id, globals);
   let recorded: RecordedSession;
   let header: SessionHeader;
@@ -130,30 +146,48 @@ export async function replayCommand(
   } finally {
     session.close();
   }
+  if (isolated) {
+    const agent = await inspectionAgent(globals);
+    try {
+      const declared = agent.host.plugins.flatMap((plugin) => plugin.rules);
+      return { lines: await isolatedLines(recorded, agent), overran: [], declared };
+    } finally {
+      await agent.dispose();
+    }
+  }
+  const outcome = await replayWithState(recorded, header, globals);
+  return {
+    lines: statefulLines(
+      recorded,
+      new Map([...outcome.decisions].map(([callId, replayed]) => [callId, replayed.decision])),
+    ),
+    overran: outcome.overran,
+    declared: outcome.declared,
+  };
+}
+
+export async function replayCommand(
+  ids: string[],
+  options: ReplayOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  if (options.coverage) return coverageCommand(ids, options, globals);
+  const [id, ...more] = ids;
+  if (id === undefined || more.length > 0) {
+    throw usageError(
+      `rein replay takes one session (got ${ids.length}); several sessions are for --coverage`,
+    );
+  }
   // Plugins load and gates run with stdout reserved: their console output goes to stderr.
   const json = options.json ? reserveStdout() : undefined;
   const term = terminal();
-  let lines: ReplayLine[];
-  let overran: number[] = [];
+  let replay: SessionReplay;
   try {
-    if (options.isolated) {
-      const agent = await inspectionAgent(globals);
-      try {
-        lines = await isolatedLines(recorded, agent);
-      } finally {
-        await agent.dispose();
-      }
-    } else {
-      const outcome = await replayWithState(recorded, header, globals);
-      lines = statefulLines(
-        recorded,
-        new Map([...outcome.decisions].map(([callId, replayed]) => [callId, replayed.decision])),
-      );
-      overran = outcome.overran;
-    }
+    replay = await replaySession(id, options.isolated === true, globals);
   } finally {
     json?.release();
   }
+  const { lines, overran } = replay;
   const changed = lines.filter((line) => line.changed).length;
   if (options.json) {
     for (const line of lines) term.out.write(`${JSON.stringify(line)}\n`);
@@ -175,4 +209,44 @@ export async function replayCommand(
     );
   }
   return changed > 0 || overran.length > 0 ? ExitCode.failed : ExitCode.ok;
+}
+
+/** `--coverage`: every session replayed (each in a fresh stack), hits tallied over all of them. */
+async function coverageCommand(
+  ids: string[],
+  options: ReplayOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  const sessions = options.all ? await allSessionIds(globals) : ids;
+  if (sessions.length === 0) {
+    throw usageError(
+      options.all
+        ? "--all: there are no recorded sessions"
+        : "--coverage needs sessions (ids, prefixes or .jsonl files), or --all",
+    );
+  }
+  const json = options.json ? reserveStdout() : undefined;
+  const replayed: ReplayedSession[] = [];
+  let declared: readonly string[] = [];
+  try {
+    for (const id of sessions) {
+      const replay = await replaySession(id, options.isolated === true, globals);
+      declared = replay.declared;
+      replayed.push({ session: id, lines: replay.lines });
+    }
+  } finally {
+    json?.release();
+  }
+  const report = coverageOf(declared, replayed);
+  const term = terminal();
+  term.out.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : coverageText(report, shorten));
+  return options.failOnDefault && report.byDefault.length > 0 ? ExitCode.failed : ExitCode.ok;
+}
+
+async function allSessionIds(globals: GlobalOptions): Promise<string[]> {
+  const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+  return sessionStore(loaded)
+    .list()
+    .sort((a, b) => a.createdAt - b.createdAt)
+    .map((summary) => summary.id);
 }

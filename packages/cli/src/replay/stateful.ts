@@ -44,6 +44,8 @@ export interface StatefulOutcome {
   decisions: Map<string, ReplayedDecision>;
   /** Runs that asked the model for more replies than the record holds (1-based). */
   overran: number[];
+  /** The rules the stack declares (`<plugin>:<rule>`), for coverage. */
+  declared: readonly string[];
 }
 
 const NO_USAGE = {
@@ -139,6 +141,7 @@ export async function replayWithState(
   });
   const decisions = new Map<string, ReplayedDecision>();
   const overran: number[] = [];
+  const declared = agent.host.plugins.flatMap((plugin) => plugin.rules);
   try {
     const { harness } = agent;
     harness.setRetrySettings({ enabled: false });
@@ -176,5 +179,5 @@ export async function replayWithState(
   } finally {
     await agent.dispose();
   }
-  return { decisions, overran };
+  return { decisions, overran, declared };
 }
