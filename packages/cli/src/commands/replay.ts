@@ -17,7 +17,8 @@ import { type Agent, inspectionAgent, sessionStore } from "../agent/build-agent.
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
-import { coverageOf, coverageText, type DecisionStep, type ReplayedSession } from "../replay/coverage.js";
+import { type DecisionStep, trailOf } from "../export/decision-step.js";
+import { coverageOf, coverageText, type ReplayedSession } from "../replay/coverage.js";
 import {
   type RecordedCall,
   type RecordedSession,
@@ -122,7 +123,7 @@ function statefulLines(recorded: RecordedSession, decisions: Map<string, Decisio
       changed: isChanged(base.recorded, asked ? "ask" : now.decision),
     };
     if (asked) line.nowOutcome = now.decision;
-    const trail = (now as { trail?: DecisionStep[] }).trail;
+    const trail = trailOf(now);
     if (trail) line.trail = trail;
     return line;
   });

@@ -12,15 +12,6 @@
  */
 import type { ReplayLine } from "../commands/replay.js";
 
-/** One tap's answer, as the decision trail records it (shape owned by `rein check`'s trail). */
-export interface DecisionStep {
-  hook: "toolCall" | "toolGate" | "permissionAsk";
-  by: string;
-  answer: "no opinion" | "allow" | "deny" | "ask" | "rewrite" | "error";
-  reason?: string;
-  args?: unknown;
-}
-
 export const DEFAULT_DECIDER = "harness:default";
 
 export interface RuleHits {
