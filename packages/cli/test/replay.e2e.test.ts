@@ -3,9 +3,10 @@
  * the configured stack in order, so a budget spent in the record is spent in the
  * replay; `--isolated` decides each call alone and so reports the difference.
  */
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionStore } from "@rein/harness";
+import { type AssistantMessage, SessionStore } from "@rein/harness";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, project, REIN_BIN, rein, TOOLS_PLUGIN } from "./support/rein-process.js";
 
@@ -245,5 +246,134 @@ describe("rein replay --coverage", { timeout: 180_000 }, () => {
     const plugins = await rein(["plugins"], dir);
     expect(plugins.stdout).toContain("  rules guard:max-tool-calls, guard:loop\n");
     expect(plugins.stdout).toContain("  rules policy:no-push, policy:echo-ok, policy:rules[2]\n");
+  });
+});
+
+const ASK_PUSH = `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "house-rules",
+  rules: ["push"],
+  setup(rein) {
+    rein.hooks.toolGate.tap("house-rules", (call) =>
+      call.name === "push" ? { decision: "ask", reason: "pushing publishes work", rule: "push" } : undefined);
+  },
+});
+`;
+
+const reply = (
+  content: AssistantMessage["content"],
+  stopReason: AssistantMessage["stopReason"],
+): AssistantMessage => ({
+  role: "assistant",
+  content,
+  api: "faux",
+  provider: "faux",
+  model: "scripted",
+  usage: {
+    input: 1,
+    output: 1,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 2,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  },
+  stopReason,
+  timestamp: 1,
+});
+
+const pushCall = (id: string) => ({
+  type: "toolCall" as const,
+  id,
+  name: "push",
+  arguments: { remote: "origin" },
+});
+
+const pushResult = (toolCallId: string, decision: Record<string, unknown>) =>
+  ({
+    role: "toolResult",
+    toolCallId,
+    toolName: "push",
+    content: [{ type: "text", text: "pushed to origin" }],
+    isError: false,
+    timestamp: 1,
+    decision,
+  }) as never;
+
+describe("rein replay gives session grants back", { timeout: 120_000 }, () => {
+  it("a call the stack now asks about meets the grant the record gave earlier (and without that grant is denied)", async () => {
+    const configDir = mkdtempSync(join(tmpdir(), "rein-grant-key-"));
+    const env = { REIN_CONFIG_DIR: configDir };
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+import permissions from ${JSON.stringify(dist("plugin-permissions"))};
+export default defineConfig({
+  model: { script: [] },
+  plugins: ["./tools.ts", "./house-rules.ts", permissions],
+});
+`,
+      "tools.ts": TOOLS_PLUGIN,
+      "house-rules.ts": ASK_PUSH,
+    });
+    const { loadGrantKey, scopeOf, sign } = await import(dist("plugin-permissions"));
+    const key = loadGrantKey(join(configDir, "grant-key"));
+
+    // Recorded: the first push was asked and allowed for the session; the second was not asked then.
+    const record = (withGrant: boolean) => {
+      const session = new SessionStore(join(dir, ".rein/sessions")).create({ cwd: dir });
+      session.appendMessage({ role: "user", content: "push twice", timestamp: 1 });
+      session.appendMessage(reply([pushCall("c1")], "toolUse"));
+      session.appendMessage(
+        pushResult("c1", {
+          decision: "allow",
+          by: "permissions",
+          reason: "allowed for this session at the prompt",
+          askedBy: "house-rules:push",
+        }),
+      );
+      if (withGrant) {
+        const grant = {
+          tool: "push",
+          askedBy: "house-rules:push",
+          ...scopeOf({ name: "push", args: { remote: "origin" }, facts: {} }, false),
+          grantedAt: "2026-11-30T10:00:00.000Z",
+        };
+        session.append({
+          type: "custom",
+          customType: "rein.permission-grant",
+          data: sign(key, grant, session.id),
+        });
+      }
+      session.appendMessage(reply([pushCall("c2")], "toolUse"));
+      session.appendMessage(
+        pushResult("c2", { decision: "allow", by: "house-rules:then", reason: "pushes were fine then" }),
+      );
+      session.appendMessage(reply([{ type: "text", text: "pushed twice" }], "stop"));
+      const id = session.id;
+      session.close();
+      return id;
+    };
+
+    const granted = await rein(["replay", "--json", record(true)], dir, { env });
+    expect(granted.code, granted.stderr).toBe(1);
+    const [first, second] = jsonLines(granted.stdout);
+    expect(first).toMatchObject({
+      recorded: "ask",
+      recordedOutcome: "allow",
+      now: "ask",
+      nowOutcome: "allow",
+      changed: false,
+    });
+    expect(second).toMatchObject({
+      recorded: "allow",
+      now: "ask",
+      nowOutcome: "allow",
+      by: "house-rules:push",
+      changed: true,
+    });
+    expect(second.reason).toContain("allowed for this session (granted 2026-11-30T10:00:00.000Z)");
+
+    const ungranted = await rein(["replay", "--json", record(false)], dir, { env });
+    expect(ungranted.code, ungranted.stderr).toBe(1);
+    expect(jsonLines(ungranted.stdout)[1]).toMatchObject({ now: "ask", nowOutcome: "deny", changed: true });
   });
 });

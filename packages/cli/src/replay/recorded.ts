@@ -53,6 +53,27 @@ export interface RecordedRun {
 export interface RecordedSession {
   calls: RecordedCall[];
   runs: RecordedRun[];
+  /** Session grants by the call whose answer made them (see `GRANT_ENTRY_TYPE`). */
+  grants: Map<string, unknown[]>;
+}
+
+/**
+ * @rein/plugin-permissions' session grant entry. A grant is written while a call's
+ * ask is answered ("allow for this session"); the replay answers that call from the
+ * record, so it gives the grant back there, for calls the current stack asks about
+ * that the record did not.
+ */
+export const GRANT_ENTRY_TYPE = "rein.permission-grant";
+
+/** The call a grant entry was given for: in the latest reply, asked by the grant's decider and allowed. */
+function grantedCall(calls: readonly RecordedCall[], data: unknown): RecordedCall | undefined {
+  const grant = data as { tool?: unknown; askedBy?: unknown } | undefined;
+  return calls.find(
+    (call) =>
+      call.tool === grant?.tool &&
+      call.decision?.askedBy === grant?.askedBy &&
+      call.decision?.decision === "allow",
+  );
 }
 
 const isUser = (entry: SessionEntry): entry is SessionEntry & { type: "message"; message: UserMessage } =>
@@ -68,7 +89,15 @@ export function readRecorded(session: Session): RecordedSession {
   }
   const calls: RecordedCall[] = [];
   const runs: RecordedRun[] = [];
+  const grants = new Map<string, unknown[]>();
+  let replyCalls: RecordedCall[] = [];
   for (const entry of entries) {
+    if (entry.type === "custom" && entry.customType === GRANT_ENTRY_TYPE) {
+      // Written while the latest reply's calls were decided (committed at the next save point).
+      const call = grantedCall(replyCalls, entry.data);
+      if (call) grants.set(call.toolCallId, [...(grants.get(call.toolCallId) ?? []), entry.data]);
+      continue;
+    }
     if (isUser(entry)) {
       runs.push({ prompt: entry.message, replies: [] });
       continue;
@@ -77,6 +106,7 @@ export function readRecorded(session: Session): RecordedSession {
     // Replies before any prompt (a hand-built session) still replay, after an empty prompt.
     if (runs.length === 0) runs.push({ prompt: { role: "user", content: "", timestamp: 0 }, replies: [] });
     runs[runs.length - 1]?.replies.push(entry.message);
+    replyCalls = [];
     for (const block of entry.message.content) {
       if (block.type !== "toolCall") continue;
       const call: RecordedCall = {
@@ -91,7 +121,8 @@ export function readRecorded(session: Session): RecordedSession {
         if (result.decision) call.decision = result.decision;
       }
       calls.push(call);
+      replyCalls.push(call);
     }
   }
-  return { calls, runs };
+  return { calls, runs, grants };
 }

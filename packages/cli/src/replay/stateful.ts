@@ -9,7 +9,9 @@
  * - every tool is replaced by a stand-in that returns the recorded result (same
  *   name, schema, risk and `inspect`, so the gates see the same facts);
  * - `permissionAsk` is answered first, as recorded (`askedBy` set: the recorded
- *   answer; `unanswered`: no answer, so the rest of the stack may answer);
+ *   answer; `unanswered`: no answer, so the rest of the stack may answer); a session
+ *   grant given with a recorded answer is appended again right there, so a call the
+ *   current stack asks about that the record did not meets the same grants;
  * - the session is in memory, under the recorded session's id; retries and
  *   automatic compaction are off (their outcome is in the record already).
  *
@@ -32,7 +34,7 @@ import {
 import { Type } from "typebox";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import type { GlobalOptions } from "../program.js";
-import { type RecordedSession, wasAsked } from "./recorded.js";
+import { GRANT_ENTRY_TYPE, type RecordedSession, wasAsked } from "./recorded.js";
 
 export interface ReplayedDecision {
   decision: DecisionRecord;
@@ -162,9 +164,14 @@ export async function replayWithState(
           : [],
       ),
     );
-    harness.hooks.permissionAsk.tap({ name: "replay", stage: Stage.first }, (request) => {
+    harness.hooks.permissionAsk.tap({ name: "replay", stage: Stage.first }, (request, context) => {
       const answer = answers.get(request.call.id);
-      return answer ? { decision: answer.decision, reason: answer.reason } : undefined;
+      if (!answer) return undefined;
+      // A grant given with this answer is given back here, as the recording did.
+      for (const data of recorded.grants.get(request.call.id) ?? []) {
+        context.session.append({ type: "custom", customType: GRANT_ENTRY_TYPE, data });
+      }
+      return { decision: answer.decision, reason: answer.reason };
     });
     harness.on("tool_decision", (event: EventOf<"tool_decision">) => {
       const { type: _type, toolCallId, toolName: _name, args, ...decision } = event;
