@@ -16,8 +16,8 @@ import { evaluateToolCall } from "@rein/sdk";
 import { type Agent, inspectionAgent, sessionStore } from "../agent/build-agent.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
 import { type DecisionStep, trailOf } from "../export/decision-step.js";
+import type { GlobalOptions } from "../program.js";
 import { coverageOf, coverageText, type ReplayedSession } from "../replay/coverage.js";
 import {
   type RecordedCall,

@@ -258,7 +258,9 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
         let restored = 0;
         for (const item of grantsFrom(fresh, grantKey(), rein.session.id)) {
           if (!item.grant)
-            rein.logger.warn(`ignored the permission grant in session entry ${item.entryId}: ${item.problem}`);
+            rein.logger.warn(
+              `ignored the permission grant in session entry ${item.entryId}: ${item.problem}`,
+            );
           else if (!grants.some((g) => g.mac === item.grant?.mac)) {
             grants.push(item.grant);
             restored++;
