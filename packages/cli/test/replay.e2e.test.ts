@@ -3,12 +3,12 @@
  * the configured stack in order, so a budget spent in the record is spent in the
  * replay; `--isolated` decides each call alone and so reports the difference.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AssistantMessage, SessionStore } from "@rein/harness";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanup, project, REIN_BIN, rein, TOOLS_PLUGIN } from "./support/rein-process.js";
+import { cleanup, project, REIN_BIN, rein, spawnRein, TOOLS_PLUGIN } from "./support/rein-process.js";
 
 afterAll(cleanup);
 
@@ -98,7 +98,9 @@ describe("rein replay with state", { timeout: 120_000 }, () => {
     const loosened = await rein(["replay", id], dir);
     expect(loosened.code).toBe(1);
     expect(loosened.stdout).toMatch(/CHANGED #5 echo .*recorded deny → now allow/);
-    expect(loosened.stderr).toContain("run 1 went on past the record");
+    // The record shows run 1 stopped (aborted) there; the replay cannot tell by whom, so
+    // that alone is not a change: the fifth call's verdict is.
+    expect(loosened.stderr).toContain("run 1 went on past the point where the record stops it");
     expect(loosened.stderr).toContain("5 tool calls replayed, 1 changed");
   });
 });
@@ -140,6 +142,33 @@ const calls = (...list: [string, Record<string, unknown>][]) => [
   { toolCalls: list.map(([name, args]) => ({ name, args })) },
   "done",
 ];
+
+describe("rein replay of a run the user stopped", { timeout: 120_000 }, () => {
+  it("a run interrupted with Ctrl-C replays with zero changes: the record's stop is noted, not counted", async () => {
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+export default defineConfig({
+  model: { script: ${JSON.stringify([{ toolCalls: [{ name: "wait", args: {} }] }, "never reached"])} },
+  plugins: ["./tools.ts"],
+});
+`,
+      "tools.ts": TOOLS_PLUGIN,
+    });
+    const child = spawnRein(["run", "wait for it"], dir);
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    for (let i = 0; i < 400 && !existsSync(join(dir, "waiting")); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(existsSync(join(dir, "waiting"))).toBe(true);
+    child.kill("SIGINT");
+    expect(await closed).toBe(1);
+    const [summary] = new SessionStore(join(dir, ".rein/sessions")).list();
+
+    const replayed = await rein(["replay", summary?.id as string], dir);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(replayed.stderr).toContain("run 1 went on past the point where the record stops it");
+    expect(replayed.stderr).toContain("1 tool call replayed, 0 changed");
+  });
+});
 
 describe("rein replay --coverage", { timeout: 180_000 }, () => {
   it("counts each rule's hits over three sessions, lists rules never matched and calls decided by the default", async () => {

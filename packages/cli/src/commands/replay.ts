@@ -132,6 +132,7 @@ function statefulLines(recorded: RecordedSession, decisions: Map<string, Decisio
 interface SessionReplay {
   lines: ReplayLine[];
   overran: number[];
+  stoppedInRecord: number[];
   /** The rules the replayed stack declares (`<plugin>:<rule>`). */
   declared: readonly string[];
 }
@@ -151,7 +152,7 @@ async function replaySession(id: string, isolated: boolean, globals: GlobalOptio
     const agent = await inspectionAgent(globals);
     try {
       const declared = agent.host.plugins.flatMap((plugin) => plugin.rules);
-      return { lines: await isolatedLines(recorded, agent), overran: [], declared };
+      return { lines: await isolatedLines(recorded, agent), overran: [], stoppedInRecord: [], declared };
     } finally {
       await agent.dispose();
     }
@@ -163,6 +164,7 @@ async function replaySession(id: string, isolated: boolean, globals: GlobalOptio
       new Map([...outcome.decisions].map(([callId, replayed]) => [callId, replayed.decision])),
     ),
     overran: outcome.overran,
+    stoppedInRecord: outcome.stoppedInRecord,
     declared: outcome.declared,
   };
 }
@@ -188,8 +190,17 @@ export async function replayCommand(
   } finally {
     json?.release();
   }
-  const { lines, overran } = replay;
+  const { lines, overran, stoppedInRecord } = replay;
   const changed = lines.filter((line) => line.changed).length;
+  // Notes about whole runs go to stderr in both modes (stdout stays one line per call).
+  for (const run of overran) {
+    term.err.write(`run ${run} went on past the record (the current stack let it continue)\n`);
+  }
+  for (const run of stoppedInRecord) {
+    term.err.write(
+      `run ${run} went on past the point where the record stops it (the user, or a plugin's stop that did not happen now); not counted as a change\n`,
+    );
+  }
   if (options.json) {
     for (const line of lines) term.out.write(`${JSON.stringify(line)}\n`);
   } else {
@@ -201,9 +212,6 @@ export async function replayCommand(
       term.out.write(
         `${mark}#${line.index} ${co.bold(line.tool)} ${shorten(line.args, 50)}  recorded ${line.recorded}${then} → now ${line.now === "deny" ? co.red(line.now) : line.now}${nowThen} by ${line.by}: ${shorten(line.reason, 80)}\n`,
       );
-    }
-    for (const run of overran) {
-      term.err.write(`run ${run} went on past the record (the current stack let it continue)\n`);
     }
     term.err.write(
       `${lines.length} tool call${lines.length === 1 ? "" : "s"} replayed${options.isolated ? " (isolated)" : ""}, ${changed} changed\n`,

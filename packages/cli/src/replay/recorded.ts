@@ -10,6 +10,7 @@ import type { UserMessage } from "@mariozechner/pi-ai";
 import type {
   AssistantMessage,
   DecisionRecord,
+  JournalRunStatus,
   RecordedToolResult,
   Session,
   SessionEntry,
@@ -48,6 +49,12 @@ export interface RecordedCall {
 export interface RecordedRun {
   prompt: UserMessage;
   replies: AssistantMessage[];
+  /**
+   * How the run ended, from the session's journal (absent in sessions without one).
+   * `aborted` and `interrupted` runs were stopped from outside the replies: by the
+   * user, or by a plugin's `stopRun`.
+   */
+  status?: JournalRunStatus;
 }
 
 export interface RecordedSession {
@@ -89,23 +96,27 @@ export function readRecorded(session: Session): RecordedSession {
   }
   const calls: RecordedCall[] = [];
   const runs: RecordedRun[] = [];
+  /** The run each entry belongs to, to place the journal's run ends. */
+  const runOf = new Map<string, RecordedRun>();
   const grants = new Map<string, unknown[]>();
   let replyCalls: RecordedCall[] = [];
   for (const entry of entries) {
+    if (isUser(entry)) runs.push({ prompt: entry.message, replies: [] });
+    const current = runs[runs.length - 1];
+    // Every entry (a plugin's own too: a run's last write may be one) names its run.
+    if (current) runOf.set(entry.id, current);
     if (entry.type === "custom" && entry.customType === GRANT_ENTRY_TYPE) {
       // Written while the latest reply's calls were decided (committed at the next save point).
       const call = grantedCall(replyCalls, entry.data);
       if (call) grants.set(call.toolCallId, [...(grants.get(call.toolCallId) ?? []), entry.data]);
       continue;
     }
-    if (isUser(entry)) {
-      runs.push({ prompt: entry.message, replies: [] });
-      continue;
-    }
     if (entry.type !== "message" || entry.message.role !== "assistant") continue;
     // Replies before any prompt (a hand-built session) still replay, after an empty prompt.
     if (runs.length === 0) runs.push({ prompt: { role: "user", content: "", timestamp: 0 }, replies: [] });
-    runs[runs.length - 1]?.replies.push(entry.message);
+    const run = runs[runs.length - 1] as RecordedRun;
+    runOf.set(entry.id, run);
+    run.replies.push(entry.message);
     replyCalls = [];
     for (const block of entry.message.content) {
       if (block.type !== "toolCall") continue;
@@ -123,6 +134,12 @@ export function readRecorded(session: Session): RecordedSession {
       calls.push(call);
       replyCalls.push(call);
     }
+  }
+  // A run's end is journaled with the leaf at that moment: the run's last entry.
+  for (const record of session.journal()) {
+    if (record.event !== "run_end" || record.parentId === null) continue;
+    const run = runOf.get(record.parentId);
+    if (run) run.status = record.status;
   }
   return { calls, runs, grants };
 }

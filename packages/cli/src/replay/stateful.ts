@@ -46,6 +46,12 @@ export interface StatefulOutcome {
   decisions: Map<string, ReplayedDecision>;
   /** Runs that asked the model for more replies than the record holds (1-based). */
   overran: number[];
+  /**
+   * Of those, runs the record shows stopped from outside the replies (aborted or
+   * interrupted: by the user, or a plugin's stop): the replay cannot tell which, so
+   * these are reported, not counted as a change.
+   */
+  stoppedInRecord: number[];
   /** The rules the stack declares (`<plugin>:<rule>`), for coverage. */
   declared: readonly string[];
 }
@@ -143,6 +149,7 @@ export async function replayWithState(
   });
   const decisions = new Map<string, ReplayedDecision>();
   const overran: number[] = [];
+  const stoppedInRecord: number[] = [];
   const declared = agent.host.plugins.flatMap((plugin) => plugin.rules);
   try {
     const { harness } = agent;
@@ -181,10 +188,12 @@ export async function replayWithState(
       replies.startRun(run.replies);
       await harness.prompt(structuredClone(run.prompt));
       await harness.waitForIdle();
-      if (replies.overran) overran.push(index + 1);
+      if (!replies.overran) continue;
+      if (run.status === "aborted" || run.status === "interrupted") stoppedInRecord.push(index + 1);
+      else overran.push(index + 1);
     }
   } finally {
     await agent.dispose();
   }
-  return { decisions, overran, declared };
+  return { decisions, overran, stoppedInRecord, declared };
 }
