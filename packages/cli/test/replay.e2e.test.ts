@@ -170,6 +170,57 @@ export default defineConfig({
   });
 });
 
+describe("rein replay keeps steering inside its run", { timeout: 120_000 }, () => {
+  it("a steered message does not start a new run: the per-run budget it spent still denies", async () => {
+    const dir = project({
+      "rein.config.ts": guardConfig("{ perRun: { maxToolCalls: 1 } }"),
+      "tools.ts": TOOLS_PLUGIN,
+    });
+    const echoCall = (id: string, text: string) => ({
+      type: "toolCall" as const,
+      id,
+      name: "echo",
+      arguments: { text },
+    });
+    const echoResult = (toolCallId: string, decision: Record<string, unknown>) =>
+      ({
+        role: "toolResult",
+        toolCallId,
+        toolName: "echo",
+        content: [{ type: "text", text: "echo" }],
+        isError: decision.decision === "deny",
+        timestamp: 1,
+        decision,
+      }) as never;
+    const session = new SessionStore(join(dir, ".rein/sessions")).create({ cwd: dir });
+    session.appendJournal({ event: "run_start", runId: "r1" });
+    session.appendMessage({ role: "user", content: "echo a", timestamp: 1 });
+    session.appendMessage(reply([echoCall("e1", "a")], "toolUse"));
+    session.appendMessage(echoResult("e1", { decision: "allow", by: "harness:default", reason: "default" }));
+    const steered = { role: "user" as const, content: "and b", timestamp: 2 };
+    session.appendJournal({ event: "queue_push", queue: "steer", queueId: "q1", message: steered });
+    session.appendMessage(steered, { queueIds: ["q1"] });
+    session.appendMessage(reply([echoCall("e2", "b")], "toolUse"));
+    session.appendMessage(
+      echoResult("e2", {
+        decision: "deny",
+        by: "guard:max-tool-calls",
+        reason: "run budget exhausted: 1 of max 1 tool calls used (perRun.maxToolCalls); the run is stopped",
+      }),
+    );
+    session.appendJournal({ event: "run_end", runId: "r1", status: "aborted" });
+    const id = session.id;
+    session.close();
+
+    const replayed = await rein(["replay", "--json", id], dir);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(jsonLines(replayed.stdout).map((l) => [l.args.text, l.now, l.by, l.changed])).toEqual([
+      ["a", "allow", "harness:default", false],
+      ["b", "deny", "guard:max-tool-calls", false],
+    ]);
+  });
+});
+
 describe("rein replay --coverage", { timeout: 180_000 }, () => {
   it("counts each rule's hits over three sessions, lists rules never matched and calls decided by the default", async () => {
     const dir = project({ "tools.ts": TOOLS_PLUGIN, "note.ts": NOTE_TOOL });

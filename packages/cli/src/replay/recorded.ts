@@ -49,6 +49,10 @@ export interface RecordedCall {
 export interface RecordedRun {
   prompt: UserMessage;
   replies: AssistantMessage[];
+  /** Messages a queue put into the run (steering, follow-ups), after how many replies. */
+  injected: { afterReplies: number; queue: "steer" | "followUp"; message: UserMessage }[];
+  /** `nextTurn` messages injected before the prompt. */
+  nextTurn: UserMessage[];
   /**
    * How the run ended, from the session's journal (absent in sessions without one).
    * `aborted` and `interrupted` runs were stopped from outside the replies: by the
@@ -100,8 +104,25 @@ export function readRecorded(session: Session): RecordedSession {
   const runOf = new Map<string, RecordedRun>();
   const grants = new Map<string, unknown[]>();
   let replyCalls: RecordedCall[] = [];
+  // Which queue a queued message came from (journal), so steering stays inside its run.
+  const queueOf = new Map<string, string>();
+  for (const record of session.journal()) {
+    if (record.event === "queue_push") queueOf.set(record.queueId, record.queue);
+  }
+  let nextTurn: UserMessage[] = [];
   for (const entry of entries) {
-    if (isUser(entry)) runs.push({ prompt: entry.message, replies: [] });
+    if (isUser(entry)) {
+      const queues = (entry.queueIds ?? []).map((id) => queueOf.get(id));
+      const into = runs[runs.length - 1];
+      const queue = queues.find((q) => q === "steer" || q === "followUp") as "steer" | "followUp" | undefined;
+      if (queue && into)
+        into.injected.push({ afterReplies: into.replies.length, queue, message: entry.message });
+      else if (queues.includes("nextTurn")) nextTurn.push(entry.message);
+      else {
+        runs.push({ prompt: entry.message, replies: [], injected: [], nextTurn });
+        nextTurn = [];
+      }
+    }
     const current = runs[runs.length - 1];
     // Every entry (a plugin's own too: a run's last write may be one) names its run.
     if (current) runOf.set(entry.id, current);
@@ -113,7 +134,13 @@ export function readRecorded(session: Session): RecordedSession {
     }
     if (entry.type !== "message" || entry.message.role !== "assistant") continue;
     // Replies before any prompt (a hand-built session) still replay, after an empty prompt.
-    if (runs.length === 0) runs.push({ prompt: { role: "user", content: "", timestamp: 0 }, replies: [] });
+    if (runs.length === 0)
+      runs.push({
+        prompt: { role: "user", content: "", timestamp: 0 },
+        replies: [],
+        injected: [],
+        nextTurn: [],
+      });
     const run = runs[runs.length - 1] as RecordedRun;
     runOf.set(entry.id, run);
     run.replies.push(entry.message);

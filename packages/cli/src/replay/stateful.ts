@@ -18,10 +18,12 @@
  * Invariant: a call's "now" comes from the `tool_decision` event the run emitted,
  * the same event a live run records; a call the replayed run never reached
  * (stopped earlier than recorded) is `not reached`.
- * Limits (README): a steering message is replayed as the prompt of a new run; a
- * run that failed at the provider and was retried replays up to the failure.
+ * Runs come from the user messages; a message a queue put in (steering, follow-up,
+ * per the journal) is queued again after the same reply, so it stays in its run.
+ * Limit (README): a run that failed at the provider and was retried replays up to
+ * the failure.
  */
-import type { AssistantMessageEvent, AssistantMessageEventStream } from "@mariozechner/pi-ai";
+import type { AssistantMessageEvent, AssistantMessageEventStream, UserMessage } from "@mariozechner/pi-ai";
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import {
   type AnyAgentTool,
@@ -34,7 +36,7 @@ import {
 import { Type } from "typebox";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import type { GlobalOptions } from "../program.js";
-import { GRANT_ENTRY_TYPE, type RecordedSession, wasAsked } from "./recorded.js";
+import { GRANT_ENTRY_TYPE, type RecordedRun, type RecordedSession, wasAsked } from "./recorded.js";
 
 export interface ReplayedDecision {
   decision: DecisionRecord;
@@ -81,19 +83,28 @@ function streamOf(message: AssistantMessage): AssistantMessageEventStream {
 
 /** The replies of the run being replayed, one per request. */
 class RecordedReplies {
-  #replies: AssistantMessage[] = [];
+  #run: RecordedRun | undefined;
   #next = 0;
   overran = false;
+  /** Queues a message as the recording's queue did (steer / follow-up). */
+  inject: (queue: "steer" | "followUp", message: UserMessage) => void = () => undefined;
 
-  startRun(replies: AssistantMessage[]): void {
-    this.#replies = replies;
+  startRun(run: RecordedRun): void {
+    this.#run = run;
     this.#next = 0;
     this.overran = false;
   }
 
   readonly streamFn: StreamFunction = (model) => {
-    const reply = this.#replies[this.#next++];
-    if (reply) return streamOf(structuredClone(reply));
+    const reply = this.#run?.replies[this.#next++];
+    if (reply) {
+      // A message the record shows after this reply is queued now: the harness puts it
+      // in when this turn ends (steering) or when the agent would stop (follow-up).
+      for (const item of this.#run?.injected ?? []) {
+        if (item.afterReplies === this.#next) this.inject(item.queue, structuredClone(item.message));
+      }
+      return streamOf(structuredClone(reply));
+    }
     this.overran = true;
     return streamOf({
       role: "assistant",
@@ -184,10 +195,16 @@ export async function replayWithState(
       const { type: _type, toolCallId, toolName: _name, args, ...decision } = event;
       decisions.set(toolCallId, { decision, args: args as Record<string, unknown> });
     });
+    replies.inject = (queue, message) =>
+      queue === "steer" ? harness.steer(message) : harness.followUp(message);
     for (const [index, run] of recorded.runs.entries()) {
-      replies.startRun(run.replies);
+      replies.startRun(run);
+      for (const message of run.nextTurn) harness.nextTurn(structuredClone(message));
       await harness.prompt(structuredClone(run.prompt));
       await harness.waitForIdle();
+      // Injections a shorter replayed run never took must not leak into the next run.
+      if (harness.queued("steer") + harness.queued("followUp") > 0)
+        harness.abort("replay: end of the recorded run");
       if (!replies.overran) continue;
       if (run.status === "aborted" || run.status === "interrupted") stoppedInRecord.push(index + 1);
       else overran.push(index + 1);
