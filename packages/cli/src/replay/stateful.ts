@@ -13,7 +13,8 @@
  *   grant given with a recorded answer is appended again right there, so a call the
  *   current stack asks about that the record did not meets the same grants;
  * - the session is in memory, under the recorded session's id; retries and
- *   automatic compaction are off (their outcome is in the record already).
+ *   automatic compaction are off (their outcome is in the record already);
+ * - nobody is asked: stdin never counts as a terminal during a replay.
  *
  * Invariant: a call's "now" comes from the `tool_decision` event the run emitted,
  * the same event a live run records; a call the replayed run never reached
@@ -149,6 +150,10 @@ export async function replayWithState(
   header: Parameters<typeof buildAgent>[0]["ephemeralHeader"],
   globals: GlobalOptions,
 ): Promise<StatefulOutcome> {
+  // A replay never prompts, even in a terminal: stdin never counts as one (as in
+  // `rein mcp serve`), so an ask with no recorded answer gets the stack's own answer
+  // without a person (a session grant, else a deny with its reason).
+  Object.defineProperty(process.stdin, "isTTY", { value: false, configurable: true });
   const replies = new RecordedReplies();
   const agent: Agent = await buildAgent({
     cwd: globals.cwd,
