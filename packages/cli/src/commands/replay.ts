@@ -101,10 +101,11 @@ async function isolatedLines(recorded: RecordedSession, agent: Agent): Promise<R
   return lines;
 }
 
-function statefulLines(recorded: RecordedSession, decisions: Map<string, DecisionRecord>): ReplayLine[] {
+/** `decisions`: per tool call id, in order; each recorded call takes the next one of its id. */
+function statefulLines(recorded: RecordedSession, decisions: Map<string, DecisionRecord[]>): ReplayLine[] {
   return recorded.calls.map((call, i) => {
     const base = lineFor(i + 1, call);
-    const now = decisions.get(call.toolCallId);
+    const now = decisions.get(call.toolCallId)?.shift();
     if (!now) {
       return {
         ...base,
@@ -161,7 +162,7 @@ async function replaySession(id: string, isolated: boolean, globals: GlobalOptio
   return {
     lines: statefulLines(
       recorded,
-      new Map([...outcome.decisions].map(([callId, replayed]) => [callId, replayed.decision])),
+      new Map([...outcome.decisions].map(([callId, replayed]) => [callId, replayed.map((r) => r.decision)])),
     ),
     overran: outcome.overran,
     stoppedInRecord: outcome.stoppedInRecord,

@@ -45,8 +45,8 @@ export interface ReplayedDecision {
 }
 
 export interface StatefulOutcome {
-  /** The decision each call got in the replay, by tool call id. */
-  decisions: Map<string, ReplayedDecision>;
+  /** The decisions calls got in the replay, by tool call id, in order (a provider may reuse an id). */
+  decisions: Map<string, ReplayedDecision[]>;
   /** Runs that asked the model for more replies than the record holds (1-based). */
   overran: number[];
   /**
@@ -163,7 +163,7 @@ export async function replayWithState(
     ...(header ? { ephemeralHeader: header } : {}),
     streamFn: replies.streamFn,
   });
-  const decisions = new Map<string, ReplayedDecision>();
+  const decisions = new Map<string, ReplayedDecision[]>();
   const overran: number[] = [];
   const stoppedInRecord: number[] = [];
   const declared = agent.host.plugins.flatMap((plugin) => plugin.rules);
@@ -198,7 +198,8 @@ export async function replayWithState(
     });
     harness.on("tool_decision", (event: EventOf<"tool_decision">) => {
       const { type: _type, toolCallId, toolName: _name, args, ...decision } = event;
-      decisions.set(toolCallId, { decision, args: args as Record<string, unknown> });
+      const replayed = { decision, args: args as Record<string, unknown> };
+      decisions.set(toolCallId, [...(decisions.get(toolCallId) ?? []), replayed]);
     });
     replies.inject = (queue, message) =>
       queue === "steer" ? harness.steer(message) : harness.followUp(message);
