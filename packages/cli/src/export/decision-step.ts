@@ -19,5 +19,6 @@ export interface DecisionStep {
 /** The trail a decision carries, if any. */
 export const trailOf = (decision: DecisionRecord | undefined): DecisionStep[] | undefined => {
   const trail = (decision as { trail?: unknown } | undefined)?.trail;
-  return Array.isArray(trail) ? (trail as DecisionStep[]) : undefined;
+  if (!Array.isArray(trail)) return undefined;
+  return trail.filter((step): step is DecisionStep => typeof step === "object" && step !== null);
 };

@@ -14,8 +14,13 @@ import { wasAsked } from "../replay/recorded.js";
 import { type DecisionStep, trailOf } from "./decision-step.js";
 import { describeEntry, entryTree, type TreeNode, transcript } from "./transcript.js";
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+// Anything recorded may be hostile or malformed (a hand-edited file): always a string, always escaped.
+const escapeHtml = (text: unknown) =>
+  String(text ?? "")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
 
 const STYLE = `
 body{font:14px/1.5 system-ui,sans-serif;margin:0;display:grid;grid-template-columns:minmax(240px,32%) 1fr;min-height:100vh;color:#1d1d1f}
@@ -82,7 +87,7 @@ function itemHtml(node: TreeNode, session: Session, onBranch: ReadonlySet<string
   const text = escapeHtml(describeEntry(node.entry).slice(0, 80));
   const labelHtml = label ? `<span class="label">${escapeHtml(label)}</span>` : "";
   const classes = [isLeaf ? "leaf" : "", onBranch.has(node.entry.id) ? "on-branch" : ""].filter(Boolean);
-  return `<li class="${classes.join(" ")}" data-entry="${node.entry.id}"><span><span class="id">${node.entry.id}</span>${text}</span>${labelHtml}${isLeaf ? " ◀ leaf" : ""}</li>`;
+  return `<li class="${classes.join(" ")}" data-entry="${escapeHtml(node.entry.id)}"><span><span class="id">${escapeHtml(node.entry.id)}</span>${text}</span>${labelHtml}${isLeaf ? " ◀ leaf" : ""}</li>`;
 }
 
 function forkHtml(nodes: TreeNode[], session: Session, onBranch: ReadonlySet<string>): string {
@@ -171,7 +176,7 @@ function usageHtml(totals: UsageTotals): string {
 // ---- decisions ----
 
 function stepHtml(step: DecisionStep): string {
-  const answerClass = step.answer.replace(/\s+/g, "-");
+  const answerClass = String(step.answer).replace(/\s+/g, "-");
   const reason = step.reason ? `: ${escapeHtml(step.reason)}` : "";
   const args =
     step.answer === "rewrite" && step.args !== undefined
@@ -186,7 +191,8 @@ function decisionHtml(decision: DecisionRecord): string {
     trail && trail.length > 0
       ? `<details class="trail"><summary>decision trail (${trail.length} step${trail.length === 1 ? "" : "s"})</summary><ol>${trail.map(stepHtml).join("")}</ol></details>`
       : "";
-  return `<div class="decision ${decision.decision}" data-decision="${decision.decision}"><b>${decision.decision === "deny" ? "Denied" : "Allowed"}</b> by <code>${escapeHtml(decision.by)}</code>: ${escapeHtml(decision.reason)}${decision.askedBy ? ` (asked by <code>${escapeHtml(decision.askedBy)}</code>)` : ""}</div>${trailHtml}`;
+  const verdict = escapeHtml(String(decision.decision));
+  return `<div class="decision ${verdict}" data-decision="${verdict}"><b>${decision.decision === "deny" ? "Denied" : "Allowed"}</b> by <code>${escapeHtml(decision.by)}</code>: ${escapeHtml(decision.reason)}${decision.askedBy ? ` (asked by <code>${escapeHtml(decision.askedBy)}</code>)` : ""}</div>${trailHtml}`;
 }
 
 function filtersHtml(counts: Record<string, number>): string {
