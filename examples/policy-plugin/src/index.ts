@@ -90,6 +90,8 @@ export default definePlugin({
   version: "0.1.0",
   description: "Deny writes outside src/, ask before git push.",
   options: Options,
+  // Every `rule` a verdict below can carry: `rein plugins` lists them, coverage counts them.
+  rules: ["write-without-path", "outside-writable-roots", "not-understood", "ask-before"],
   setup(rein, options) {
     const patterns = options.askBefore.map((text) => text.trim().split(/\s+/));
     rein.hooks.toolGate.tap("house-rules", (call): GateVerdict | undefined => {

@@ -62,6 +62,16 @@ afterEach(async () => {
 });
 
 describe("house-rules", () => {
+  it("declares every rule its verdicts can carry (for rein plugins and coverage)", async () => {
+    t = await createTestHarness({ plugins: [houseRules], tools: [writeFile] });
+    expect(t.host.plugins[0]?.rules).toEqual([
+      "house-rules:write-without-path",
+      "house-rules:outside-writable-roots",
+      "house-rules:not-understood",
+      "house-rules:ask-before",
+    ]);
+  });
+
   it("has no opinion on writes inside src/, so the harness default (allow) applies", async () => {
     t = await createTestHarness({ plugins: [houseRules], tools: [writeFile] });
     const verdict = await checkToolCall(t, { name: "write", args: { path: "src/a.ts", content: "" } });

@@ -127,12 +127,22 @@ export function buildProgram(
   program
     .command("replay")
     .description(
-      "re-run a session's tool calls through the current gate stack (no model, no tools); exit 1 if any verdict changed",
+      "re-run a session's tool calls through the current stack, with its budgets, grants and answers (no model, no tools); exit 1 if any verdict changed",
     )
-    .argument("<session>", "session id, unique prefix, or path to a .jsonl file")
-    .option("--json", "one JSON line per call")
-    .action((id: string, options) =>
-      run(async (g) => (await import("./commands/replay.js")).replayCommand(id, options, g)),
+    .argument(
+      "[sessions...]",
+      "session id, unique prefix, or path to a .jsonl file (several with --coverage)",
+    )
+    .option("--json", "one JSON line per call (with --coverage: the report as JSON)")
+    .option(
+      "--isolated",
+      "decide each call alone, as in a fresh session (no budgets, grants or answers carried over)",
+    )
+    .option("--coverage", "report each rule's hits, rules never matched and calls decided by a default")
+    .option("--all", "with --coverage: every recorded session")
+    .option("--fail-on-default", "with --coverage: exit 1 when a call was decided by a default verdict")
+    .action((ids: string[], options) =>
+      run(async (g) => (await import("./commands/replay.js")).replayCommand(ids, options, g)),
     );
 
   addConfigFlags(program.command("config"))

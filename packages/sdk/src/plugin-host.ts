@@ -25,7 +25,7 @@ import {
   type SdkError,
 } from "./errors.js";
 import { type LogSink, stderrSink } from "./logger.js";
-import { type AnyReinPlugin, checkPluginName, isReinPlugin } from "./plugin.js";
+import { type AnyReinPlugin, checkPluginName, checkRuleName, isReinPlugin } from "./plugin.js";
 import { resolvePluginOptions } from "./plugin-options.js";
 import { PluginScope } from "./plugin-scope.js";
 import { isAgentToolLike } from "./tool.js";
@@ -49,6 +49,8 @@ export interface LoadedPlugin {
   tools: readonly string[];
   /** Event listeners it has registered. */
   listeners: number;
+  /** The rules it declares (`rules` in its definition), as `by` names them: `<plugin>:<rule>`. */
+  rules: readonly string[];
 }
 
 export interface PluginHost {
@@ -116,7 +118,11 @@ function planPlugin(plugin: AnyReinPlugin, rawOptions: unknown): PlannedEntry {
   };
 }
 
-function describeScope(scope: PluginScope, kind: LoadedPlugin["kind"]): LoadedPlugin {
+function describeScope(
+  scope: PluginScope,
+  kind: LoadedPlugin["kind"],
+  rules: readonly string[],
+): LoadedPlugin {
   return {
     name: scope.name,
     version: scope.version,
@@ -124,7 +130,34 @@ function describeScope(scope: PluginScope, kind: LoadedPlugin["kind"]): LoadedPl
     taps: scope.taps.map((tap) => ({ ...tap })),
     tools: scope.tools.map((tool) => tool.name),
     listeners: scope.listenerCount,
+    rules: rules.map((rule) => `${scope.name}:${rule}`),
   };
+}
+
+/** The rules a plugin declares for its options; a malformed list is an `invalid_plugin` error naming it. */
+function declaredRules(entry: PlannedEntry): readonly string[] {
+  const declared = entry.plugin?.rules;
+  if (declared === undefined) return [];
+  let rules: unknown;
+  try {
+    rules = typeof declared === "function" ? declared(entry.options) : declared;
+  } catch (error) {
+    throw invalidPlugin(
+      `plugin "${entry.name}": rules(options) threw: ${error instanceof Error ? error.message : String(error)}`,
+      entry.name,
+    );
+  }
+  if (!Array.isArray(rules)) {
+    throw invalidPlugin(
+      `plugin "${entry.name}": rules(options) must return a list of rule names`,
+      entry.name,
+    );
+  }
+  for (const rule of rules) {
+    const problem = checkRuleName(rule);
+    if (problem) throw invalidPlugin(`plugin "${entry.name}": ${problem}`, entry.name);
+  }
+  return [...new Set(rules as string[])];
 }
 
 async function disposeAll(scopes: readonly PluginScope[]): Promise<SdkError[]> {
@@ -174,11 +207,13 @@ export async function loadPlugins(
     seen.add(entry.name);
   }
 
-  const scopes: { scope: PluginScope; kind: LoadedPlugin["kind"] }[] = [];
+  const scopes: { scope: PluginScope; kind: LoadedPlugin["kind"]; rules: readonly string[] }[] = [];
   for (const entry of planned) {
     const scope = new PluginScope(harness, entry.name, entry.version, sink);
-    scopes.push({ scope, kind: entry.tools ? "tool-pack" : "plugin" });
+    const loaded: (typeof scopes)[number] = { scope, kind: entry.tools ? "tool-pack" : "plugin", rules: [] };
+    scopes.push(loaded);
     try {
+      loaded.rules = declaredRules(entry);
       await apply(entry, scope);
     } catch (caught) {
       const index = scopes.length - 1;
@@ -197,7 +232,7 @@ export async function loadPlugins(
     get plugins() {
       return scopes
         .filter(({ scope }) => !scope.disposed)
-        .map(({ scope, kind }) => describeScope(scope, kind));
+        .map(({ scope, kind, rules }) => describeScope(scope, kind, rules));
     },
     get disposed() {
       return disposing !== undefined;

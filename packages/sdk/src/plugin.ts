@@ -79,6 +79,13 @@ export interface PluginDefinition<TOptions extends TSchema | undefined = undefin
   options?: TOptions;
   /** Registers hooks, listeners and tools. May return a cleanup, or be async. */
   setup(rein: Rein, options: PluginOptions<TOptions>): SetupResult;
+  /**
+   * The rules this plugin decides by: each is the `<rule>` of `by: "<plugin>:<rule>"`
+   * in its verdicts. A list, or a function of the (checked) options for rules that
+   * come from the config. Listed by `rein plugins` and counted by
+   * `rein replay --coverage`, which reports the ones that never matched.
+   */
+  rules?: readonly string[] | ((options: PluginOptions<TOptions>) => readonly string[]);
 }
 
 export interface ReinPlugin<TOptions extends TSchema | undefined = TSchema | undefined>
@@ -127,7 +134,25 @@ export function definePlugin<TOptions extends TSchema | undefined = undefined>(
       name,
     );
   }
+  if (
+    definition.rules !== undefined &&
+    typeof definition.rules !== "function" &&
+    !(Array.isArray(definition.rules) && definition.rules.every((rule) => checkRuleName(rule) === undefined))
+  ) {
+    throw invalidPlugin(
+      `plugin "${name}": rules must be a list of rule names (no ":" or spaces) or a function of the options returning one`,
+      name,
+    );
+  }
   return Object.freeze({ ...definition, kind: "rein-plugin" as const });
+}
+
+/** Rule names: what follows `<plugin>:` in `by`, so no `:` and no whitespace. */
+export function checkRuleName(rule: unknown): string | undefined {
+  if (typeof rule !== "string" || !/^[^:\s]+$/.test(rule)) {
+    return `rule name ${JSON.stringify(rule)} is invalid (no ":" or whitespace)`;
+  }
+  return undefined;
 }
 
 /** Whether a value is a plugin (made by `definePlugin`, or hand-written with a name and a setup). */

@@ -6,7 +6,15 @@
  */
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { AgentHarness, isHarnessError, MemoryStorage, Session, SessionStore } from "@rein/harness";
+import {
+  AgentHarness,
+  isHarnessError,
+  MemoryStorage,
+  Session,
+  type SessionHeader,
+  SessionStore,
+  type StreamFunction,
+} from "@rein/harness";
 import { loadPlugins, type PluginHost, protectedFiles, type ReinConfig, type ScriptStep } from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
 import { userConfigDir } from "../config/layers.js";
@@ -37,6 +45,10 @@ export interface AgentOptions {
   modelOptional?: boolean;
   /** The command-line config layer (`--model`, `--allow`, ...; see config/cli-flags.ts). */
   flags?: ReinConfig | undefined;
+  /** The in-memory session's header (`rein replay` replays under the recorded session's id). */
+  ephemeralHeader?: SessionHeader;
+  /** Replaces the provider stream (`rein replay` serves the recorded replies). */
+  streamFn?: StreamFunction;
 }
 
 export interface Agent {
@@ -66,7 +78,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   let session: Session;
   let fresh = false;
   if (options.ephemeral) {
-    session = Session.create(new MemoryStorage());
+    session = Session.create(new MemoryStorage(options.ephemeralHeader));
   } else if (options.sessionId) {
     const id = options.sessionId;
     session = openSession(() => store.open(id), `session "${id}"`);
@@ -92,7 +104,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     cwd: options.cwd,
     durability: "save-point",
     requestOptions: model.requestOptions,
-    streamFn: perRequestSignal(),
+    streamFn: options.streamFn ?? perRequestSignal(),
     ...(config.retry !== undefined ? { retry: config.retry } : {}),
     systemPrompt: instructions.systemPrompt,
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),

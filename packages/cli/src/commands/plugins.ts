@@ -35,6 +35,7 @@ export async function pluginsCommand(options: { json?: boolean }, globals: Globa
         // Stage 0 is the default stage; it is shown all the same (the order of taps depends on it).
         for (const tap of plugin.taps) term.out.write(`  taps ${tap.hook} stage ${tap.stage}\n`);
         if (plugin.tools.length > 0) term.out.write(`  tools ${plugin.tools.join(", ")}\n`);
+        if (plugin.rules.length > 0) term.out.write(`  rules ${plugin.rules.join(", ")}\n`);
         if (plugin.listeners > 0) term.out.write(`  listens to ${plugin.listeners} event subscription(s)\n`);
       }
       return ExitCode.ok;

@@ -149,6 +149,13 @@ export default definePlugin({
   version: "0.1.0",
   description: "Run and session budgets (turns, tool calls, tokens, cost) and loop detection.",
   options: GuardOptions,
+  // The budgets that are set (either scope) and loop detection when on, as `by` names them.
+  rules: (options) => [
+    ...BUDGETS.filter(({ option }) =>
+      [options.perRun, options.perSession].some((l) => l?.[option] !== undefined),
+    ).map(({ budget }) => budget),
+    ...(options.maxRepeats > 0 ? ["loop"] : []),
+  ],
   setup(rein, options) {
     const session = usageFrom(rein.session.entries());
     let run = emptyUsage();

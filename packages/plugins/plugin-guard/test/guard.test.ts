@@ -182,3 +182,17 @@ describe("loop detection", () => {
     expect(executed).toEqual(["ls", "ls", "ls"]);
   });
 });
+
+describe("declared rules (for coverage)", () => {
+  it("lists the budgets that are set, in either scope, and loop detection when on", async () => {
+    const h = await guarded({ perRun: { maxToolCalls: 2 }, perSession: { maxCost: 1 } }, []);
+    expect(h.host.plugins.find((p) => p.name === "guard")?.rules).toEqual([
+      "guard:max-tool-calls",
+      "guard:max-cost",
+      "guard:loop",
+    ]);
+    await h.dispose();
+    t = await createTestHarness({ plugins: [[guard, { maxRepeats: 0 }]], tools: [bash] });
+    expect(t.host.plugins.find((p) => p.name === "guard")?.rules).toEqual([]);
+  });
+});

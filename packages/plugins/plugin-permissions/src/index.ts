@@ -6,7 +6,9 @@
  *   for this session / deny.
  * - Without a terminal: deny, with a reason that says how to allow the call.
  * - Session grants are appended to the session as `custom` entries
- *   (`rein.permission-grant`) and restored on setup, so a resumed session keeps them.
+ *   (`rein.permission-grant`) and restored on setup, so a resumed session keeps them;
+ *   grant entries appended later by another writer count from then on (`rein replay`
+ *   gives a recorded session's grants back at the answer that made them).
  *   A grant covers exactly what the prompt showed (see grants.ts) and carries an
  *   HMAC made with the user's grant key; a forged or altered entry is ignored with
  *   a warning.
@@ -212,17 +214,34 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
       };
       const mask = (text: string) => textMasks(rein).mask(text);
       const grants: PermissionGrant[] = [];
-      const stored = rein.session
-        .entries()
-        .some((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE)
-        ? grantsFrom(rein.session.entries(), grantKey(), rein.session.id)
-        : [];
-      for (const item of stored) {
-        if (item.grant) grants.push(item.grant);
-        else
-          rein.logger.warn(`ignored the permission grant in session entry ${item.entryId}: ${item.problem}`);
-      }
-      if (grants.length > 0) rein.logger.debug(`restored ${grants.length} session grant(s)`);
+      // Grants in the session: those there at setup (a resumed session), and any appended
+      // since by another writer (`rein replay` gives recorded grants back in order).
+      let scanned = 0;
+      const restore = () => {
+        const entries = rein.session.entries();
+        if (entries.length === scanned) return 0;
+        const fresh = entries.slice(scanned);
+        scanned = entries.length;
+        if (!fresh.some((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE)) return 0;
+        let restored = 0;
+        for (const item of grantsFrom(fresh, grantKey(), rein.session.id)) {
+          if (!item.grant)
+            rein.logger.warn(
+              `ignored the permission grant in session entry ${item.entryId}: ${item.problem}`,
+            );
+          else if (!grants.some((g) => g.mac === item.grant?.mac)) {
+            grants.push(item.grant);
+            restored++;
+          }
+        }
+        return restored;
+      };
+      const restored = restore();
+      if (restored > 0) rein.logger.debug(`restored ${restored} session grant(s)`);
+      const coveredBy = (request: PermissionRequest) => {
+        restore();
+        return grants.find((g) => covers(g, request.call, request.verdict.by));
+      };
       const grantsFile =
         options.grantsFile === undefined ? undefined : path.resolve(rein.config.cwd, options.grantsFile);
       const shownFile = grantsFile && path.relative(rein.config.cwd, grantsFile);
@@ -233,8 +252,6 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
           else rein.logger.warn(`ignored project grant projectGrants[${item.index}]: ${item.problem}`);
         }
       }
-      const coveredBy = (request: PermissionRequest) =>
-        grants.find((g) => covers(g, request.call, request.verdict.by));
       const projectCover = (request: PermissionRequest) =>
         projectGrants.find((g) => covers(g, request.call, request.verdict.by));
 

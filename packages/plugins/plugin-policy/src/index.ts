@@ -193,6 +193,8 @@ export default definePlugin({
   version: "0.1.0",
   description: "Declarative allow / ask / deny rules over tool calls.",
   options: PolicyOptions,
+  // As `by` names them: the rule's id, else `rules[<index>]`.
+  rules: (options) => options.rules.map((rule, index) => rule.id ?? `rules[${index}]`),
   async setup(rein, options) {
     const where = (cwd: string): Where => ({
       cwd,

@@ -440,3 +440,25 @@ describe("path rules on canonical facts", () => {
     expect((await t.checkToolCall({ name: "write", args: { path: "src/pkg" } })).by).toBe("harness:default");
   });
 });
+
+describe("declared rules (for coverage)", () => {
+  it("lists every rule as `by` names it: the id, else rules[<index>]", async () => {
+    t = await createTestHarness({
+      plugins: [
+        [
+          policy,
+          {
+            rules: [
+              { id: "no-push", rule: "bash(git push *)", decision: "deny" },
+              { rule: "read(**)", decision: "allow" },
+            ],
+          },
+        ],
+      ],
+    });
+    expect(t.host.plugins.find((p) => p.name === "policy")?.rules).toEqual([
+      "policy:no-push",
+      "policy:rules[1]",
+    ]);
+  });
+});
