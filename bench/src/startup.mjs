@@ -99,10 +99,12 @@ async function worker(impl, project, cacheDir, env) {
   return JSON.parse(stdout.trim().split("\n").at(-1));
 }
 
-/** Files in the transpile cache a cold run left behind: Rein's `$REIN_CACHE_DIR/jiti`, pi's `$TMPDIR/jiti`. */
+/** Files in the transpile cache a cold run left behind: Rein's `$REIN_CACHE_DIR/jiti/<transform version>/`, pi's `$TMPDIR/jiti`. */
 function cachedFiles(cacheDir) {
   const dir = path.join(cacheDir, "jiti");
-  return fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
+  if (!fs.existsSync(dir)) return 0;
+  const entries = fs.readdirSync(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile()).length;
 }
 
 async function benchPlugins({ reps, dir, env, log }) {

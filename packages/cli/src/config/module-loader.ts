@@ -4,14 +4,16 @@
  * Invariants: `@rein/sdk`, `@rein/harness`, `typebox` and pi-ai resolve to the
  * exact files this CLI itself loaded (one copy: `instanceof` and symbols hold),
  * so a plugin outside any workspace can import them without installing them;
- * transpiled files are cached on disk (see `cacheDir`) so a second start does not
- * transpile again; a syntax error names the file and line.
+ * transpiled files are cached on disk (see `cacheDir`, one folder per transform
+ * version) so a second start does not transpile again; the transform keeps lines
+ * (transpile.ts), so a syntax or run-time error names the file and its line.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createJiti, type Jiti } from "jiti";
+import { createJiti, type Jiti, type JitiOptions } from "jiti";
+import { TRANSPILER_ID, transform } from "./transpile.js";
 
 /** Where transpiled plugins are cached: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein/jiti`, else `~/.cache/rein/jiti`. */
 export function cacheDir(): string {
@@ -43,13 +45,19 @@ export interface ModuleLoader {
 
 let shared: Jiti | undefined;
 
-function jiti(): Jiti {
-  shared ??= createJiti(import.meta.url, {
-    fsCache: cacheDir(),
-    moduleCache: true,
+function jitiOptions(moduleCache: boolean): JitiOptions {
+  return {
+    // Per transform version: a cached file is only ever the output of the transform that reads it back.
+    fsCache: join(cacheDir(), TRANSPILER_ID),
+    moduleCache,
     interopDefault: false,
     alias: sharedAliases(),
-  });
+    transform,
+  };
+}
+
+function jiti(): Jiti {
+  shared ??= createJiti(import.meta.url, jitiOptions(true));
   return shared;
 }
 
@@ -59,14 +67,7 @@ function jiti(): Jiti {
  * packages stay aliased to the CLI's own copies, so there is still one SDK.
  */
 export function moduleLoader(options: { fresh?: boolean } = {}): ModuleLoader {
-  const loader = options.fresh
-    ? createJiti(import.meta.url, {
-        fsCache: cacheDir(),
-        moduleCache: false,
-        interopDefault: false,
-        alias: sharedAliases(),
-      })
-    : undefined;
+  const loader = options.fresh ? createJiti(import.meta.url, jitiOptions(false)) : undefined;
   const current = () => loader ?? jiti();
   return {
     async import(file) {
