@@ -41,6 +41,7 @@ interface SucraseOptions {
   filePath: string;
   preserveDynamicImport: boolean;
   disableESTransforms: boolean;
+  enableLegacyTypeScriptModuleInterop: boolean;
 }
 
 interface ImportProcessor {
@@ -82,8 +83,8 @@ interface Sucrase {
     legacyBabel5Interop: boolean,
     options: SucraseOptions,
   ) => { transform(): { code: string; mappings: (number | undefined)[] } };
-  tt: Record<"_import" | "parenL" | "dot" | "at" | "name", number>;
-  keyword: Record<"_namespace" | "_module" | "_declare", number>;
+  tt: Record<"_import" | "_declare" | "parenL" | "dot" | "at" | "name", number>;
+  keyword: Record<"_namespace" | "_module", number>;
 }
 
 let loaded: Sucrase | undefined;
@@ -112,17 +113,18 @@ function sucrase(): Sucrase {
 function babelOnly(s: Sucrase, tokens: Token[]): string | undefined {
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i] as Token;
+    if (token.type === s.tt._declare) {
+      // `declare namespace` / `declare global { namespace ... }` hold types only: sucrase rightly drops them.
+      while (tokens[i + 1]?.isType) i++;
+      continue;
+    }
     if (token.type === s.tt.at) return "decorators";
     const namespace =
       token.type === s.tt.name &&
       token.isType &&
       (token.contextualKeyword === s.keyword._namespace || token.contextualKeyword === s.keyword._module) &&
       tokens[i + 1]?.type === s.tt.name;
-    if (!namespace) continue;
-    // `declare namespace` / `export declare namespace` hold types only; sucrase rightly drops them.
-    const before = tokens[i - 1];
-    const declared = before?.type === s.tt.name && before.contextualKeyword === s.keyword._declare;
-    if (!declared) return "namespace";
+    if (namespace) return "namespace";
   }
   return undefined;
 }
@@ -143,6 +145,9 @@ export function sucraseTransform(
     preserveDynamicImport: true,
     // Node >= 20 runs class fields, `?.`, `??` natively, as jiti's Babel output leaves them.
     disableESTransforms: true,
+    // No interop helpers, as jiti's Babel output: `jitiImport` already gives an ESM namespace (or an
+    // `__esModule` object for a transpiled file), so a default import is `.default` and `* as` the module.
+    enableLegacyTypeScriptModuleInterop: true,
   };
   const { tokens, scopes } = s.parse(source, false, options.ts, false);
   const reason = babelOnly(s, tokens);
@@ -154,7 +159,7 @@ export function sucraseTransform(
   const importProcessor = new s.CJSImportProcessor(
     nameManager,
     tokenProcessor,
-    false,
+    sucraseOptions.enableLegacyTypeScriptModuleInterop,
     sucraseOptions,
     options.ts,
     false,
