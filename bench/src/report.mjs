@@ -128,7 +128,7 @@ export function sessionRows(sessions) {
   return rows;
 }
 
-export function startupRows({ version, plugins }) {
+export function startupRows({ version, plugins, transpilers }) {
   const rows = [];
   const group = "4. Start-up and plugins: each measurement a fresh process";
   const { node, rein, pi } = version;
@@ -158,6 +158,20 @@ export function startupRows({ version, plugins }) {
         })`,
         { value: a.ms / b.ms, text: `${x(a.ms / b.ms)} pi` },
         { max },
+      ),
+    );
+  }
+  if (transpilers) {
+    const { sucrase, babel } = transpilers;
+    rows.push(
+      row(
+        group,
+        `compiler alone, ${r.count} plugin files: Rein's sucrase transform vs jiti's Babel (pi's)`,
+        `load ${ms(sucrase.loadMs)} + files ${ms(sucrase.ms)} vs load ${ms(babel.loadMs)} + files ${ms(babel.ms)}`,
+        {
+          value: (sucrase.loadMs + sucrase.ms) / (babel.loadMs + babel.ms),
+          text: `${x((sucrase.loadMs + sucrase.ms) / (babel.loadMs + babel.ms))} Babel`,
+        },
       ),
     );
   }

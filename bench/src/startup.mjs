@@ -12,6 +12,8 @@
  *   file cache, which lives in `os.tmpdir()/jiti`, so `TMPDIR`); warm = the next
  *   process on that same cache. Per round: Rein cold, Rein warm, pi cold, pi warm,
  *   the starting implementation alternating.
+ * - The compilers alone: Rein's sucrase transform and jiti's Babel transform on the
+ *   same 30 plugin files, a fresh process each (load time, then the 30 files).
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -164,7 +166,33 @@ async function benchPlugins({ reps, dir, env, log }) {
 }
 
 /**
- * `{ version: { node, rein, pi: { ms, maxRssMiB } }, plugins: { rein, pi: { count, cachedFiles, cold, warm } } }`;
+ * The compiler alone on the 30 Rein plugin files, a fresh process each, interleaved:
+ * Rein's sucrase transform vs jiti's Babel (what pi's loader and Rein's before it use).
+ * Per compiler `{ loadMs, ms }` medians: load = first transform of an empty module.
+ */
+async function benchTranspilers({ reps, dir, env, log }) {
+  const { reinDir } = writeFixtures(path.join(dir, "transpile-fixtures"));
+  log(`startup: the compilers alone (sucrase, Babel) on 30 plugin files, ${reps} reps, fresh process each`);
+  const compilers = ["sucrase", "babel"];
+  const samples = Object.fromEntries(compilers.map((c) => [c, []]));
+  for (let rep = -1; rep < reps; rep++) {
+    for (let i = 0; i < compilers.length; i++) {
+      const compiler = compilers[(i + rep + 1) % compilers.length];
+      const result = await worker(`transpile-${compiler}`, reinDir, dir, env);
+      if (rep >= 0) samples[compiler].push(result);
+    }
+  }
+  return Object.fromEntries(
+    compilers.map((c) => [
+      c,
+      { loadMs: median(samples[c].map((r) => r.loadMs)), ms: median(samples[c].map((r) => r.ms)) },
+    ]),
+  );
+}
+
+/**
+ * `{ version: { node, rein, pi: { ms, maxRssMiB } }, plugins: { rein, pi: { count, cachedFiles, cold, warm } },
+ *    transpilers: { sucrase, babel: { loadMs, ms } } }`;
  * cold / warm are `{ ms, importMs, totalMs, maxRssMiB, samples }`, medians in ms.
  */
 export async function benchStartup({ reps, log = () => {} }) {
@@ -177,7 +205,8 @@ export async function benchStartup({ reps, log = () => {} }) {
   try {
     const version = await benchVersion({ reps, env, log });
     const plugins = await benchPlugins({ reps, dir, env, log });
-    return { version, plugins };
+    const transpilers = await benchTranspilers({ reps, dir, env, log });
+    return { version, plugins, transpilers };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

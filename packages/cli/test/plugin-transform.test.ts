@@ -246,6 +246,20 @@ export const later = () => import("./value.ts");
   });
 });
 
+describe("the shared packages", () => {
+  it("a plugin's @rein/sdk and typebox are the very modules the CLI imported (one copy)", async () => {
+    const ns = await load(
+      write(
+        "shared.ts",
+        'import * as sdk from "@rein/sdk";\nimport { Type } from "typebox";\nexport { sdk, Type };\n',
+      ),
+    );
+    const [sdk, typebox] = await Promise.all([import("@rein/sdk"), import("typebox")]);
+    expect(ns.sdk).toBe(sdk);
+    expect(ns.Type).toBe(typebox.Type);
+  });
+});
+
 describe("the transpile cache", () => {
   it("a second load reads the cached output; an edited source is transpiled again", async () => {
     const file = write("cached.ts", 'export const origin: string = "transpiled";\n');

@@ -1,8 +1,8 @@
 /**
  * Loads TypeScript and JavaScript config files and plugins at run time with jiti.
  *
- * Invariants: `@rein/sdk`, `@rein/harness`, `typebox` and pi-ai resolve to the
- * exact files this CLI itself loaded (one copy: `instanceof` and symbols hold),
+ * Invariants: `@rein/sdk`, `@rein/harness`, `typebox` and pi-ai are the very
+ * modules this CLI itself imported (one copy: `instanceof` and symbols hold),
  * so a plugin outside any workspace can import them without installing them;
  * transpiled files are cached on disk (see `cacheDir`, one folder per transform
  * version) so a second start does not transpile again; the transform keeps lines
@@ -45,6 +45,29 @@ export interface ModuleLoader {
 
 let shared: Jiti | undefined;
 
+/**
+ * The shared packages' namespaces, filled before the first import: jiti serves
+ * them as virtual modules, with no resolution and no import per plugin (a
+ * fifth of a warm 30-plugin start). Every path that loads a config or plugin has
+ * these loaded already (the SDK imports the harness, which imports pi-ai).
+ * The aliases stay for `resolve()` and in case an import here fails.
+ */
+const sharedModules: Record<string, unknown> = {};
+let sharedLoaded: Promise<void> | undefined;
+
+function loadSharedModules(): Promise<void> {
+  sharedLoaded ??= Promise.all(
+    SHARED_PACKAGES.map(async (name) => {
+      try {
+        sharedModules[name] = await import(name);
+      } catch {
+        // Left to the alias (and its error, if any).
+      }
+    }),
+  ).then(() => undefined);
+  return sharedLoaded;
+}
+
 function jitiOptions(moduleCache: boolean): JitiOptions {
   return {
     // Per transform version: a cached file is only ever the output of the transform that reads it back.
@@ -52,6 +75,7 @@ function jitiOptions(moduleCache: boolean): JitiOptions {
     moduleCache,
     interopDefault: false,
     alias: sharedAliases(),
+    virtualModules: sharedModules,
     transform,
   };
 }
@@ -71,6 +95,7 @@ export function moduleLoader(options: { fresh?: boolean } = {}): ModuleLoader {
   const current = () => loader ?? jiti();
   return {
     async import(file) {
+      await loadSharedModules();
       return (await current().import(file)) as Record<string, unknown>;
     },
     resolve(specifier, fromDir) {
