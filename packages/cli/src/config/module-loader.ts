@@ -12,7 +12,11 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import * as piAi from "@mariozechner/pi-ai";
+import * as reinHarness from "@rein/harness";
+import * as reinSdk from "@rein/sdk";
 import { createJiti, type Jiti, type JitiOptions } from "jiti";
+import * as typebox from "typebox";
 import { TRANSPILER_ID, transform } from "./transpile.js";
 
 /** Where transpiled plugins are cached: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein/jiti`, else `~/.cache/rein/jiti`. */
@@ -46,27 +50,18 @@ export interface ModuleLoader {
 let shared: Jiti | undefined;
 
 /**
- * The shared packages' namespaces, filled before the first import: jiti serves
- * them as virtual modules, with no resolution and no import per plugin (a
- * fifth of a warm 30-plugin start). Every path that loads a config or plugin has
- * these loaded already (the SDK imports the harness, which imports pi-ai).
- * The aliases stay for `resolve()` and in case an import here fails.
+ * The shared packages as the CLI itself imported them (static imports: they are
+ * in the CLI's module graph anyway, since the SDK imports the harness and the
+ * harness pi-ai). jiti serves them as virtual modules: no resolution and no
+ * import per plugin (a fifth of a warm 30-plugin start). The aliases stay for
+ * `resolve()`.
  */
-const sharedModules: Record<string, unknown> = {};
-let sharedLoaded: Promise<void> | undefined;
-
-function loadSharedModules(): Promise<void> {
-  sharedLoaded ??= Promise.all(
-    SHARED_PACKAGES.map(async (name) => {
-      try {
-        sharedModules[name] = await import(name);
-      } catch {
-        // Left to the alias (and its error, if any).
-      }
-    }),
-  ).then(() => undefined);
-  return sharedLoaded;
-}
+const sharedModules: Record<(typeof SHARED_PACKAGES)[number], unknown> = {
+  "@rein/sdk": reinSdk,
+  "@rein/harness": reinHarness,
+  typebox,
+  "@mariozechner/pi-ai": piAi,
+};
 
 function jitiOptions(moduleCache: boolean): JitiOptions {
   return {
@@ -95,7 +90,6 @@ export function moduleLoader(options: { fresh?: boolean } = {}): ModuleLoader {
   const current = () => loader ?? jiti();
   return {
     async import(file) {
-      await loadSharedModules();
       return (await current().import(file)) as Record<string, unknown>;
     },
     resolve(specifier, fromDir) {
