@@ -8,8 +8,8 @@
  * The transpile cache is the parent's business: it sets REIN_CACHE_DIR (Rein) and
  * TMPDIR (pi's jiti caches in `os.tmpdir()/jiti`) to a fresh folder for a cold
  * run and reuses it for the warm one. Prints one JSON line:
- * `{ ms, importMs, totalMs, plugins, tools, maxRssMiB }`; `ms` times only the
- * loader call, `importMs` the host's own imports before it (untimed in `ms`),
+ * `{ ms, cpuMs, importMs, totalMs, plugins, tools, maxRssMiB }`; `ms` times only the
+ * loader call (`cpuMs`: the CPU time it took), `importMs` the host's own imports before it (untimed in `ms`),
  * `totalMs` process start to loaded.
  */
 import fs from "node:fs";
@@ -35,13 +35,21 @@ async function loadRein() {
   const cli = await import(REIN_CLI);
   const importMs = now() - started;
   const start = now();
+  const cpu = process.cpuUsage();
   const agent = await cli.buildAgent({ cwd: project, ephemeral: true, modelOptional: true });
   const ms = now() - start;
+  const cpuMs = cpuSince(cpu);
   window = [start, start + ms];
   const plugins = agent.plugins.length;
   const tools = agent.harness.tools.length;
   await agent.dispose();
-  return { ms, importMs, plugins, tools };
+  return { ms, cpuMs, importMs, plugins, tools };
+}
+
+/** CPU time (user + system, ms) since a `process.cpuUsage()` reading: less swayed by other processes than wall time. */
+function cpuSince(start) {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
 }
 
 async function loadPi() {
@@ -51,12 +59,14 @@ async function loadPi() {
   const loader = await import(piLoaderUrl());
   const importMs = now() - started;
   const start = now();
+  const cpu = process.cpuUsage();
   const result = await loader.discoverAndLoadExtensions([], project, agentDir);
   const ms = now() - start;
+  const cpuMs = cpuSince(cpu);
   window = [start, start + ms];
   if (result.errors.length > 0) throw new Error(`pi: ${JSON.stringify(result.errors[0])}`);
   const tools = result.extensions.reduce((sum, extension) => sum + extension.tools.size, 0);
-  return { ms, importMs, plugins: result.extensions.length, tools };
+  return { ms, cpuMs, importMs, plugins: result.extensions.length, tools };
 }
 
 /**

@@ -147,6 +147,7 @@ async function benchPlugins({ reps, dir, env, log }) {
   }
   const summary = (runs) => ({
     ms: median(runs.map((r) => r.ms)),
+    cpuMs: median(runs.map((r) => r.cpuMs)),
     importMs: median(runs.map((r) => r.importMs)),
     totalMs: median(runs.map((r) => r.totalMs)),
     maxRssMiB: median(runs.map((r) => r.maxRssMiB)),
@@ -193,7 +194,7 @@ async function benchTranspilers({ reps, dir, env, log }) {
 /**
  * `{ version: { node, rein, pi: { ms, maxRssMiB } }, plugins: { rein, pi: { count, cachedFiles, cold, warm } },
  *    transpilers: { sucrase, babel: { loadMs, ms } } }`;
- * cold / warm are `{ ms, importMs, totalMs, maxRssMiB, samples }`, medians in ms.
+ * cold / warm are `{ ms, cpuMs, importMs, totalMs, maxRssMiB, samples }`, medians in ms.
  */
 export async function benchStartup({ reps, log = () => {} }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-bench-startup-"));

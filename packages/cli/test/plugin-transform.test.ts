@@ -6,7 +6,15 @@
  * imports keep ESM semantics across ESM, CommonJS and TypeScript modules; a
  * second load reads the on-disk cache instead of transpiling again.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -257,6 +265,20 @@ describe("the shared packages", () => {
     const [sdk, typebox] = await Promise.all([import("@rein/sdk"), import("typebox")]);
     expect(ns.sdk).toBe(sdk);
     expect(ns.Type).toBe(typebox.Type);
+  });
+
+  it("a subpath (typebox/value) resolves from the plugin's folder like any package", async () => {
+    const project = join(dir, "with-modules");
+    mkdirSync(join(project, "node_modules"), { recursive: true });
+    const typeboxDir = join(createRequire(import.meta.url).resolve("typebox"), "..", "..");
+    symlinkSync(typeboxDir, join(project, "node_modules", "typebox"), "dir");
+    const ns = await load(
+      write(
+        "with-modules/value.ts",
+        'import { Value } from "typebox/value";\nexport const ok = Value.Check({ type: "number" }, 3);\n',
+      ),
+    );
+    expect(ns.ok).toBe(true);
   });
 });
 

@@ -26,20 +26,6 @@ export function cacheDir(): string {
   return join(base, "rein", "jiti");
 }
 
-const SHARED_PACKAGES = ["@rein/sdk", "@rein/harness", "typebox", "@mariozechner/pi-ai"] as const;
-
-function sharedAliases(): Record<string, string> {
-  const alias: Record<string, string> = {};
-  for (const name of SHARED_PACKAGES) {
-    try {
-      alias[name] = fileURLToPath(import.meta.resolve(name));
-    } catch {
-      // Not resolvable from the CLI (never expected for our own deps): let jiti resolve it normally.
-    }
-  }
-  return alias;
-}
-
 export interface ModuleLoader {
   /** Imports a module file (TypeScript or JavaScript); returns its namespace. */
   import(file: string): Promise<Record<string, unknown>>;
@@ -50,13 +36,14 @@ export interface ModuleLoader {
 let shared: Jiti | undefined;
 
 /**
- * The shared packages as the CLI itself imported them (static imports: they are
- * in the CLI's module graph anyway, since the SDK imports the harness and the
- * harness pi-ai). jiti serves them as virtual modules: no resolution and no
- * import per plugin (a fifth of a warm 30-plugin start). The aliases stay for
- * `resolve()`.
+ * The shared packages, as the CLI itself imported them (they are in its module
+ * graph anyway: the SDK imports the harness, the harness pi-ai). jiti serves
+ * them as virtual modules, by exact name: no resolution and no import per plugin
+ * (a fifth of a warm 30-plugin start). Subpaths (`typebox/value`) resolve from
+ * the plugin's folder like any package: jiti's `alias`, used before, is a prefix
+ * rewrite and turned them into paths inside the package's main file.
  */
-const sharedModules: Record<(typeof SHARED_PACKAGES)[number], unknown> = {
+const sharedModules: Record<string, unknown> = {
   "@rein/sdk": reinSdk,
   "@rein/harness": reinHarness,
   typebox,
@@ -69,7 +56,6 @@ function jitiOptions(moduleCache: boolean): JitiOptions {
     fsCache: join(cacheDir(), TRANSPILER_ID),
     moduleCache,
     interopDefault: false,
-    alias: sharedAliases(),
     virtualModules: sharedModules,
     transform,
   };
@@ -83,7 +69,7 @@ function jiti(): Jiti {
 /**
  * `fresh`: a loader that re-evaluates every module it imports (jiti's
  * `moduleCache: false`), for reloading edited plugins and config; the shared
- * packages stay aliased to the CLI's own copies, so there is still one SDK.
+ * packages are still the CLI's own modules, so there is still one SDK.
  */
 export function moduleLoader(options: { fresh?: boolean } = {}): ModuleLoader {
   const loader = options.fresh ? createJiti(import.meta.url, jitiOptions(false)) : undefined;
