@@ -211,6 +211,11 @@ describe("imports keep ESM semantics", () => {
     );
     write("lib/common.cjs", "exports.common = 'cjs';\nexports.add = (a, b) => a + b;\n");
     write("lib/index.ts", "export * from './counter.ts';\nexport { esm as renamed } from './esm.mjs';\n");
+    // ESM syntax in a `.js` file outside any `"type": "module"` package: compiled (JavaScript, no types).
+    write(
+      "lib/plain.js",
+      "import { count } from './counter.ts';\nexport const plain = `plain ${typeof count}`;\n",
+    );
     const ns = await load(
       write(
         "imports.ts",
@@ -219,9 +224,10 @@ import * as all from "./lib/index.ts";
 import esmDefault, { esm } from "./lib/esm.mjs";
 import common from "./lib/common.cjs";
 import { add } from "./lib/common.cjs";
+import { plain } from "./lib/plain.js";
 bump();
 bump();
-export const seen = { counterName, count, starCount: all.count, renamed: all.renamed, esm, esmDefault: esmDefault(), common: common.common, sum: add(2, 3) };
+export const seen = { counterName, count, starCount: all.count, renamed: all.renamed, esm, esmDefault: esmDefault(), common: common.common, sum: add(2, 3), plain };
 `,
       ),
     );
@@ -235,6 +241,7 @@ export const seen = { counterName, count, starCount: all.count, renamed: all.ren
       esmDefault: "esm default",
       common: "cjs",
       sum: 5,
+      plain: "plain number",
     });
   });
 
