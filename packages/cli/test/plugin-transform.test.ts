@@ -214,7 +214,7 @@ describe("imports keep ESM semantics", () => {
     // ESM syntax in a `.js` file outside any `"type": "module"` package: compiled (JavaScript, no types).
     write(
       "lib/plain.js",
-      "import { count } from './counter.ts';\nexport const plain = `plain ${typeof count}`;\n",
+      "import { count } from './counter.ts';\nexport const plain = \"plain \" + typeof count;\n",
     );
     const ns = await load(
       write(
