@@ -128,7 +128,7 @@ export function sessionRows(sessions) {
   return rows;
 }
 
-export function startupRows({ version, plugins }) {
+export function startupRows({ version, plugins, transpilers }) {
   const rows = [];
   const group = "4. Start-up and plugins: each measurement a fresh process";
   const { node, rein, pi } = version;
@@ -153,11 +153,25 @@ export function startupRows({ version, plugins }) {
       row(
         group,
         `${r.count} TS plugins, ${label}: Rein \`buildAgent\` vs pi \`discoverAndLoadExtensions\``,
-        `${ms(a.ms)} vs ${ms(b.ms)} (host imports before it, not timed: ${ms(a.importMs)} vs ${ms(b.importMs)}; process start to loaded: ${ms(a.totalMs)} vs ${ms(b.totalMs)}; peak RSS ${mib(a.maxRssMiB)} vs ${mib(b.maxRssMiB)}${
+        `${ms(a.ms)} vs ${ms(b.ms)} (CPU time of the call: ${ms(a.cpuMs)} vs ${ms(b.cpuMs)}; host imports before it, not timed: ${ms(a.importMs)} vs ${ms(b.importMs)}; process start to loaded: ${ms(a.totalMs)} vs ${ms(b.totalMs)}; peak RSS ${mib(a.maxRssMiB)} vs ${mib(b.maxRssMiB)}${
           phase === "cold" ? `; files transpiled: ${r.cachedFiles} vs ${p.cachedFiles}` : ""
         })`,
         { value: a.ms / b.ms, text: `${x(a.ms / b.ms)} pi` },
         { max },
+      ),
+    );
+  }
+  if (transpilers) {
+    const { sucrase, babel } = transpilers;
+    rows.push(
+      row(
+        group,
+        `compiler alone, ${r.count} plugin files: Rein's sucrase transform vs jiti's Babel (pi's)`,
+        `load ${ms(sucrase.loadMs)} + files ${ms(sucrase.ms)} vs load ${ms(babel.loadMs)} + files ${ms(babel.ms)}`,
+        {
+          value: (sucrase.loadMs + sucrase.ms) / (babel.loadMs + babel.ms),
+          text: `${x((sucrase.loadMs + sucrase.ms) / (babel.loadMs + babel.ms))} Babel`,
+        },
       ),
     );
   }

@@ -3,17 +3,19 @@
  *
  *   node startup-worker.mjs rein <project>   # @rein/cli buildAgent(): config + plugin modules + setups
  *   node startup-worker.mjs pi <project>     # pi's discoverAndLoadExtensions(): .pi/extensions/*.ts
+ *   node startup-worker.mjs transpile-sucrase|transpile-babel <project>   # the compiler alone (below)
  *
  * The transpile cache is the parent's business: it sets REIN_CACHE_DIR (Rein) and
  * TMPDIR (pi's jiti caches in `os.tmpdir()/jiti`) to a fresh folder for a cold
  * run and reuses it for the warm one. Prints one JSON line:
- * `{ ms, importMs, totalMs, plugins, tools, maxRssMiB }`; `ms` times only the
- * loader call, `importMs` the host's own imports before it (untimed in `ms`),
+ * `{ ms, cpuMs, importMs, totalMs, plugins, tools, maxRssMiB }`; `ms` times only the
+ * loader call (`cpuMs`: the CPU time it took), `importMs` the host's own imports before it (untimed in `ms`),
  * `totalMs` process start to loaded.
  */
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { now } from "./stats.mjs";
 
 const [impl, project] = process.argv.slice(2);
@@ -33,13 +35,21 @@ async function loadRein() {
   const cli = await import(REIN_CLI);
   const importMs = now() - started;
   const start = now();
+  const cpu = process.cpuUsage();
   const agent = await cli.buildAgent({ cwd: project, ephemeral: true, modelOptional: true });
   const ms = now() - start;
+  const cpuMs = cpuSince(cpu);
   window = [start, start + ms];
   const plugins = agent.plugins.length;
   const tools = agent.harness.tools.length;
   await agent.dispose();
-  return { ms, importMs, plugins, tools };
+  return { ms, cpuMs, importMs, plugins, tools };
+}
+
+/** CPU time (user + system, ms) since a `process.cpuUsage()` reading: less swayed by other processes than wall time. */
+function cpuSince(start) {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
 }
 
 async function loadPi() {
@@ -49,15 +59,52 @@ async function loadPi() {
   const loader = await import(piLoaderUrl());
   const importMs = now() - started;
   const start = now();
+  const cpu = process.cpuUsage();
   const result = await loader.discoverAndLoadExtensions([], project, agentDir);
   const ms = now() - start;
+  const cpuMs = cpuSince(cpu);
   window = [start, start + ms];
   if (result.errors.length > 0) throw new Error(`pi: ${JSON.stringify(result.errors[0])}`);
   const tools = result.extensions.reduce((sum, extension) => sum + extension.tools.size, 0);
-  return { ms, importMs, plugins: result.extensions.length, tools };
+  return { ms, cpuMs, importMs, plugins: result.extensions.length, tools };
 }
 
-const out = impl === "rein" ? await loadRein() : await loadPi();
+/**
+ * `transpile-sucrase` / `transpile-babel`: the compiler alone, on the 30 plugin files
+ * of `<project>/plugins`: `loadMs` is the first transform of an empty module (it loads
+ * the compiler), `ms` the 30 files after it. sucrase through Rein's own transform
+ * (packages/cli config/transpile.js), Babel through jiti's `transform` (pi's path).
+ */
+async function transpile(compiler) {
+  const dir = path.join(project, "plugins");
+  const files = fs.readdirSync(dir).map((name) => path.join(dir, name));
+  const sources = files.map((file) => fs.readFileSync(file, "utf8"));
+  let compile;
+  if (compiler === "sucrase") {
+    const { transform } = await import(new URL("config/transpile.js", pathToFileURL(REIN_CLI)).href);
+    compile = (source, filename) => transform({ source, filename, ts: true, async: true }).code;
+  } else {
+    const { createJiti } = createRequire(REIN_CLI)("jiti");
+    const jiti = createJiti(REIN_CLI, { fsCache: false });
+    compile = (source, filename) => jiti.transform({ source, filename, ts: true, async: true });
+  }
+  const loadStart = now();
+  compile("export {};\n", path.join(dir, "empty.ts"));
+  const loadMs = now() - loadStart;
+  const start = now();
+  let bytes = 0;
+  for (let i = 0; i < files.length; i++) bytes += compile(sources[i], files[i]).length;
+  const ms = now() - start;
+  window = [start, start + ms];
+  if (bytes === 0) throw new Error(`${compiler} produced no output`);
+  return { ms, loadMs, importMs: 0, plugins: files.length, tools: files.length };
+}
+
+const out = impl.startsWith("transpile-")
+  ? await transpile(impl.slice("transpile-".length))
+  : impl === "rein"
+    ? await loadRein()
+    : await loadPi();
 out.totalMs = performance.now();
 out.maxRssMiB = process.resourceUsage().maxRSS / 1024;
 out.window = window;

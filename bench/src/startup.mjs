@@ -12,6 +12,8 @@
  *   file cache, which lives in `os.tmpdir()/jiti`, so `TMPDIR`); warm = the next
  *   process on that same cache. Per round: Rein cold, Rein warm, pi cold, pi warm,
  *   the starting implementation alternating.
+ * - The compilers alone: Rein's sucrase transform and jiti's Babel transform on the
+ *   same 30 plugin files, a fresh process each (load time, then the 30 files).
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -99,10 +101,12 @@ async function worker(impl, project, cacheDir, env) {
   return JSON.parse(stdout.trim().split("\n").at(-1));
 }
 
-/** Files in the transpile cache a cold run left behind: Rein's `$REIN_CACHE_DIR/jiti`, pi's `$TMPDIR/jiti`. */
+/** Files in the transpile cache a cold run left behind: Rein's `$REIN_CACHE_DIR/jiti/<transform version>/`, pi's `$TMPDIR/jiti`. */
 function cachedFiles(cacheDir) {
   const dir = path.join(cacheDir, "jiti");
-  return fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
+  if (!fs.existsSync(dir)) return 0;
+  const entries = fs.readdirSync(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile()).length;
 }
 
 async function benchPlugins({ reps, dir, env, log }) {
@@ -143,6 +147,7 @@ async function benchPlugins({ reps, dir, env, log }) {
   }
   const summary = (runs) => ({
     ms: median(runs.map((r) => r.ms)),
+    cpuMs: median(runs.map((r) => r.cpuMs)),
     importMs: median(runs.map((r) => r.importMs)),
     totalMs: median(runs.map((r) => r.totalMs)),
     maxRssMiB: median(runs.map((r) => r.maxRssMiB)),
@@ -162,8 +167,34 @@ async function benchPlugins({ reps, dir, env, log }) {
 }
 
 /**
- * `{ version: { node, rein, pi: { ms, maxRssMiB } }, plugins: { rein, pi: { count, cachedFiles, cold, warm } } }`;
- * cold / warm are `{ ms, importMs, totalMs, maxRssMiB, samples }`, medians in ms.
+ * The compiler alone on the 30 Rein plugin files, a fresh process each, interleaved:
+ * Rein's sucrase transform vs jiti's Babel (what pi's loader and Rein's before it use).
+ * Per compiler `{ loadMs, ms }` medians: load = first transform of an empty module.
+ */
+async function benchTranspilers({ reps, dir, env, log }) {
+  const { reinDir } = writeFixtures(path.join(dir, "transpile-fixtures"));
+  log(`startup: the compilers alone (sucrase, Babel) on 30 plugin files, ${reps} reps, fresh process each`);
+  const compilers = ["sucrase", "babel"];
+  const samples = Object.fromEntries(compilers.map((c) => [c, []]));
+  for (let rep = -1; rep < reps; rep++) {
+    for (let i = 0; i < compilers.length; i++) {
+      const compiler = compilers[(i + rep + 1) % compilers.length];
+      const result = await worker(`transpile-${compiler}`, reinDir, dir, env);
+      if (rep >= 0) samples[compiler].push(result);
+    }
+  }
+  return Object.fromEntries(
+    compilers.map((c) => [
+      c,
+      { loadMs: median(samples[c].map((r) => r.loadMs)), ms: median(samples[c].map((r) => r.ms)) },
+    ]),
+  );
+}
+
+/**
+ * `{ version: { node, rein, pi: { ms, maxRssMiB } }, plugins: { rein, pi: { count, cachedFiles, cold, warm } },
+ *    transpilers: { sucrase, babel: { loadMs, ms } } }`;
+ * cold / warm are `{ ms, cpuMs, importMs, totalMs, maxRssMiB, samples }`, medians in ms.
  */
 export async function benchStartup({ reps, log = () => {} }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-bench-startup-"));
@@ -175,7 +206,8 @@ export async function benchStartup({ reps, log = () => {} }) {
   try {
     const version = await benchVersion({ reps, env, log });
     const plugins = await benchPlugins({ reps, dir, env, log });
-    return { version, plugins };
+    const transpilers = await benchTranspilers({ reps, dir, env, log });
+    return { version, plugins, transpilers };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -1,37 +1,29 @@
 /**
  * Loads TypeScript and JavaScript config files and plugins at run time with jiti.
  *
- * Invariants: `@rein/sdk`, `@rein/harness`, `typebox` and pi-ai resolve to the
- * exact files this CLI itself loaded (one copy: `instanceof` and symbols hold),
+ * Invariants: `@rein/sdk`, `@rein/harness`, `typebox` and pi-ai are the very
+ * modules this CLI itself imported (one copy: `instanceof` and symbols hold),
  * so a plugin outside any workspace can import them without installing them;
- * transpiled files are cached on disk (see `cacheDir`) so a second start does not
- * transpile again; a syntax error names the file and line.
+ * transpiled files are cached on disk (see `cacheDir`, one folder per transform
+ * version) so a second start does not transpile again; the transform keeps lines
+ * (transpile.ts), so a syntax or run-time error names the file and its line.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createJiti, type Jiti } from "jiti";
+import * as piAi from "@mariozechner/pi-ai";
+import * as reinHarness from "@rein/harness";
+import * as reinSdk from "@rein/sdk";
+import { createJiti, type Jiti, type JitiOptions } from "jiti";
+import * as typebox from "typebox";
+import { TRANSPILER_ID, transform } from "./transpile.js";
 
 /** Where transpiled plugins are cached: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein/jiti`, else `~/.cache/rein/jiti`. */
 export function cacheDir(): string {
   if (process.env.REIN_CACHE_DIR) return join(process.env.REIN_CACHE_DIR, "jiti");
   const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
   return join(base, "rein", "jiti");
-}
-
-const SHARED_PACKAGES = ["@rein/sdk", "@rein/harness", "typebox", "@mariozechner/pi-ai"] as const;
-
-function sharedAliases(): Record<string, string> {
-  const alias: Record<string, string> = {};
-  for (const name of SHARED_PACKAGES) {
-    try {
-      alias[name] = fileURLToPath(import.meta.resolve(name));
-    } catch {
-      // Not resolvable from the CLI (never expected for our own deps): let jiti resolve it normally.
-    }
-  }
-  return alias;
 }
 
 export interface ModuleLoader {
@@ -43,30 +35,44 @@ export interface ModuleLoader {
 
 let shared: Jiti | undefined;
 
-function jiti(): Jiti {
-  shared ??= createJiti(import.meta.url, {
-    fsCache: cacheDir(),
-    moduleCache: true,
+/**
+ * The shared packages, as the CLI itself imported them (they are in its module
+ * graph anyway: the SDK imports the harness, the harness pi-ai). jiti serves
+ * them as virtual modules, by exact name: no resolution and no import per plugin
+ * (a fifth of a warm 30-plugin start). Subpaths (`typebox/value`) resolve from
+ * the plugin's folder like any package: jiti's `alias`, used before, is a prefix
+ * rewrite and turned them into paths inside the package's main file.
+ */
+const sharedModules: Record<string, unknown> = {
+  "@rein/sdk": reinSdk,
+  "@rein/harness": reinHarness,
+  typebox,
+  "@mariozechner/pi-ai": piAi,
+};
+
+function jitiOptions(moduleCache: boolean): JitiOptions {
+  return {
+    // Per transform version: a cached file is only ever the output of the transform that reads it back.
+    fsCache: join(cacheDir(), TRANSPILER_ID),
+    moduleCache,
     interopDefault: false,
-    alias: sharedAliases(),
-  });
+    virtualModules: sharedModules,
+    transform,
+  };
+}
+
+function jiti(): Jiti {
+  shared ??= createJiti(import.meta.url, jitiOptions(true));
   return shared;
 }
 
 /**
  * `fresh`: a loader that re-evaluates every module it imports (jiti's
  * `moduleCache: false`), for reloading edited plugins and config; the shared
- * packages stay aliased to the CLI's own copies, so there is still one SDK.
+ * packages are still the CLI's own modules, so there is still one SDK.
  */
 export function moduleLoader(options: { fresh?: boolean } = {}): ModuleLoader {
-  const loader = options.fresh
-    ? createJiti(import.meta.url, {
-        fsCache: cacheDir(),
-        moduleCache: false,
-        interopDefault: false,
-        alias: sharedAliases(),
-      })
-    : undefined;
+  const loader = options.fresh ? createJiti(import.meta.url, jitiOptions(false)) : undefined;
   const current = () => loader ?? jiti();
   return {
     async import(file) {
