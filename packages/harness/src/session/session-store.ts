@@ -108,15 +108,9 @@ export class SessionStore {
    */
   fork(sourceId: string, entryId: string): Session {
     const source = Session.open(JsonlStorage.open(this.pathOf(sourceId), { readOnly: true }));
-    let branch: SessionEntry[];
-    let records: JournalRecord[];
+    let content: StoredEntry[];
     try {
-      const entry = source.getEntry(entryId);
-      if (entry === undefined || entry.type === "leaf") {
-        throw invalidArgument(`cannot fork session ${source.id} at "${entryId}": no such tree entry`);
-      }
-      branch = source.branch(entryId);
-      records = forkToolRecords(branch, source.journal(), source.entries());
+      content = forkEntries(source, entryId);
     } finally {
       source.close();
     }
@@ -124,15 +118,8 @@ export class SessionStore {
     header.forkedFrom = { sessionId: source.id, entryId };
     const file = this.#fileFor(header.id, header.createdAt);
     const storage = JsonlStorage.create(file, header);
-    const taken = new Set(branch.map((entry) => entry.id));
-    const journal = records.map((record): StoredEntry => {
-      let id = shortId();
-      while (taken.has(id)) id = shortId();
-      taken.add(id);
-      return { ...record, type: "journal", id, parentId: entryId, timestamp: Date.now() };
-    });
     try {
-      storage.appendAll([...branch, ...journal]);
+      storage.appendAll(content);
       storage.sync();
     } catch (error) {
       // A half-copied fork is worse than none.
@@ -175,6 +162,29 @@ export class SessionStore {
     }
     return files;
   }
+}
+
+/**
+ * What a fork of `source` at `entryId` holds, whatever the storage: the branch from
+ * the root to `entryId` with the same entry ids, then the journal records recovery on
+ * the fork needs to tell the branch's open tool calls that ran from those that did not
+ * (see `forkToolRecords`), with fresh ids. Written as one write group.
+ */
+export function forkEntries(source: Session, entryId: string): StoredEntry[] {
+  const entry = source.getEntry(entryId);
+  if (entry === undefined || entry.type === "leaf") {
+    throw invalidArgument(`cannot fork session ${source.id} at "${entryId}": no such tree entry`);
+  }
+  const branch: SessionEntry[] = source.branch(entryId);
+  const records: JournalRecord[] = forkToolRecords(branch, source.journal(), source.entries());
+  const taken = new Set(branch.map((e) => e.id));
+  const journal = records.map((record): StoredEntry => {
+    let id = shortId();
+    while (taken.has(id)) id = shortId();
+    taken.add(id);
+    return { ...record, type: "journal", id, parentId: entryId, timestamp: Date.now() };
+  });
+  return [...branch, ...journal];
 }
 
 function summarise(file: SessionFile): SessionSummary {
