@@ -1,6 +1,7 @@
 /** `rein sessions list | show | tree | fork`. */
+import { resolve } from "node:path";
 import type { Session } from "@rein/harness";
-import { sessionStore } from "../agent/build-agent.js";
+import { sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound } from "../errors.js";
 import { describeEntry, entryTree, type TreeNode, transcript } from "../export/transcript.js";
@@ -10,7 +11,7 @@ import { openReadOnly } from "./session-access.js";
 
 export async function listSessions(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  const sessions = sessionStore(loaded).list();
+  const sessions = await (await sessionBackend(loaded)).list();
   const term = terminal();
   if (options.json) {
     for (const s of sessions) term.out.write(`${JSON.stringify(s)}\n`);
@@ -119,7 +120,7 @@ export async function forkSession(
   globals: GlobalOptions,
 ): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  const store = sessionStore(loaded);
+  const store = await sessionBackend(loaded);
   let at = entryId;
   if (!at) {
     const source = await openReadOnly(id, globals);
@@ -129,11 +130,28 @@ export async function forkSession(
   }
   let forked: Session;
   try {
-    forked = store.fork(id, at);
+    forked = await store.fork(id, at);
   } catch (error) {
     throw sessionNotFound(`cannot fork "${id}" at "${at}": ${(error as Error).message}`, error);
   }
   terminal().out.write(`${forked.id}\n`);
-  forked.close();
+  await forked.close();
+  return ExitCode.ok;
+}
+
+/** `rein sessions import <file.jsonl>`: copies a JSONL session into the configured store, same id. */
+export async function importSession(file: string, globals: GlobalOptions): Promise<number> {
+  const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+  const store = await sessionBackend(loaded);
+  let imported: { id: string; entries: number; warnings: string[] };
+  try {
+    imported = await store.importJsonl(resolve(globals.cwd, file));
+  } catch (error) {
+    throw sessionNotFound(`cannot import ${file} into ${store.where}: ${(error as Error).message}`, error);
+  }
+  const term = terminal();
+  for (const warning of imported.warnings) term.err.write(`warning: ${warning}\n`);
+  term.out.write(`${imported.id}\n`);
+  term.err.write(`imported ${imported.entries} entries into ${store.kind} (${store.where})\n`);
   return ExitCode.ok;
 }

@@ -61,7 +61,7 @@ export class SessionStore {
   create(options: CreateSessionOptions = {}): Session {
     const header = createSessionHeader(options.cwd === undefined ? {} : { cwd: options.cwd });
     fs.mkdirSync(this.dir, { recursive: true });
-    const session = Session.create(JsonlStorage.create(this.#fileFor(header.id, header.createdAt), header));
+    const session = Session.create(JsonlStorage.create(this.fileFor(header.id, header.createdAt), header));
     if (options.name !== undefined) session.append({ type: "session_info", name: options.name });
     return session;
   }
@@ -116,7 +116,7 @@ export class SessionStore {
     }
     const header = createSessionHeader(source.header.cwd === undefined ? {} : { cwd: source.header.cwd });
     header.forkedFrom = { sessionId: source.id, entryId };
-    const file = this.#fileFor(header.id, header.createdAt);
+    const file = this.fileFor(header.id, header.createdAt);
     const storage = JsonlStorage.create(file, header);
     try {
       storage.appendAll(content);
@@ -143,7 +143,8 @@ export class SessionStore {
     throw invalidArgument(`session id "${idOrPrefix}" is ambiguous in ${this.dir}: it matches ${ids}`);
   }
 
-  #fileFor(id: string, createdAt: number): string {
+  /** The file a session with this id and creation time has in this store (existing or not). */
+  fileFor(id: string, createdAt: number): string {
     return path.join(this.dir, `${new Date(createdAt).toISOString().replace(/:/g, "-")}_${id}.jsonl`);
   }
 
