@@ -34,7 +34,7 @@ export class AdvisoryLock {
 
   /** Takes the lock or throws `session_in_use` naming the holder's connection. */
   static async acquire(target: PostgresTarget, sessionId: string): Promise<AdvisoryLock> {
-    const client = await connect(target, "session lock");
+    const client = await connect(target, `session lock ${sessionId.slice(0, 8)}`);
     try {
       const key = lockKey(sessionId);
       const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS ok", [

@@ -78,7 +78,7 @@ export class PostgresStorage implements SessionStorage {
     const lock = await AdvisoryLock.acquire(target, header.id);
     let client: pg.Client | undefined;
     try {
-      client = await connect(target, "session writer");
+      client = await connect(target, `session writer ${header.id.slice(0, 8)}`);
       try {
         await client.query("INSERT INTO rein_sessions (id, header, created_at) VALUES ($1, $2, $3)", [
           header.id,
@@ -107,7 +107,10 @@ export class PostgresStorage implements SessionStorage {
     const lock = options.readOnly ? undefined : await AdvisoryLock.acquire(target, sessionId);
     let client: pg.Client | undefined;
     try {
-      client = await connect(target, options.readOnly ? "session reader" : "session writer");
+      client = await connect(
+        target,
+        `session ${options.readOnly ? "reader" : "writer"} ${sessionId.slice(0, 8)}`,
+      );
       const { loaded, nextSeq } = await readSession(client, sessionId);
       if (options.readOnly) {
         await client.end().catch(() => {});

@@ -188,6 +188,56 @@ describe("the one-writer lock", () => {
   }, 30_000);
 });
 
+describe("a backend terminated under an open session", () => {
+  const backendOf = async (role: "writer" | "lock", id: string) =>
+    (
+      await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1", [
+        `rein session ${role} ${id.slice(0, 8)} pid ${process.pid} %`,
+      ])
+    ).map((row) => row.pid);
+
+  it("the writer's: the next write fails the session, and reopening finds everything stored before it", async () => {
+    const session = await store.create();
+    session.append({ type: "custom", customType: "before" });
+    await session.whenStored();
+    const writers = await backendOf("writer", session.id);
+    expect(writers).toHaveLength(1);
+    await db.query("SELECT pg_terminate_backend($1)", [writers[0]]);
+    session.append({ type: "custom", customType: "lost" });
+    await expect(session.whenStored()).rejects.toMatchObject({ code: "session" });
+    expect(() => session.append({ type: "custom", customType: "later" })).toThrow(
+      expect.objectContaining({ code: "session" }),
+    );
+    await session.close();
+    const reopened = await store.open(session.id);
+    expect(reopened.entries().map((e) => (e.type === "custom" ? e.customType : e.type))).toEqual(["before"]);
+    await reopened.close();
+  });
+
+  it("the lock's: the session stops writing, and another writer may take the session", async () => {
+    const session = await store.create();
+    const locks = await backendOf("lock", session.id);
+    expect(locks).toHaveLength(1);
+    await db.query("SELECT pg_terminate_backend($1)", [locks[0]]);
+    let next: Session | undefined;
+    for (let attempt = 0; attempt < 50 && next === undefined; attempt++) {
+      next = await store
+        .open(session.id)
+        .catch(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50)));
+    }
+    expect(next).toBeDefined();
+    // The old holder knows it lost the lock: it writes nothing more.
+    expect(() => session.append({ type: "custom", customType: "stale writer" })).toThrow(
+      expect.objectContaining({ code: "session" }),
+    );
+    (next as Session).append({ type: "custom", customType: "new writer" });
+    await next?.close();
+    await session.close();
+    const final = await store.open(session.id, { readOnly: true });
+    expect(final.entries().map((e) => (e.type === "custom" ? e.customType : e.type))).toEqual(["new writer"]);
+  });
+});
+
 describe("stored rows that are damaged", () => {
   /** Each mutation of one row's body (`null`: the row is deleted). */
   const mutations: [string, (body: string) => string | null][] = [
