@@ -5,6 +5,11 @@
  * SIGKILL, network loss), so there is no stale lock to guess about. The key is 64
  * bits of SHA-256 of the id: two sessions sharing a key would only make one wait
  * for the other, never write together.
+ *
+ * A writer waits a little for the lock (`waitMs`, default 2 s): a holder killed a
+ * moment ago still holds it until the server has noticed its connection is gone,
+ * and that holder must not be mistaken for a live one. A live holder is refused
+ * once the wait is over.
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
@@ -15,6 +20,9 @@ export function lockKey(sessionId: string): string {
   const digest = createHash("sha256").update(`rein-session:${sessionId}`).digest();
   return digest.readBigInt64BE(0).toString();
 }
+
+/** How long a writer waits for a session's lock before it is refused. */
+export const DEFAULT_LOCK_WAIT_MS = 2_000;
 
 export class AdvisoryLock {
   readonly sessionId: string;
@@ -33,14 +41,15 @@ export class AdvisoryLock {
   }
 
   /** Takes the lock or throws `session_in_use` naming the holder's connection. */
-  static async acquire(target: PostgresTarget, sessionId: string): Promise<AdvisoryLock> {
+  static async acquire(
+    target: PostgresTarget,
+    sessionId: string,
+    waitMs = DEFAULT_LOCK_WAIT_MS,
+  ): Promise<AdvisoryLock> {
     const client = await connect(target, `session lock ${sessionId.slice(0, 8)}`);
     try {
       const key = lockKey(sessionId);
-      const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS ok", [
-        key,
-      ]);
-      if (rows[0]?.ok !== true) throw sessionLocked(sessionId, await holder(client, key));
+      if (!(await take(client, key, waitMs))) throw sessionLocked(sessionId, await holder(client, key));
       return new AdvisoryLock(sessionId, client);
     } catch (error) {
       await client.end().catch(() => {});
@@ -58,6 +67,26 @@ export class AdvisoryLock {
     if (this.#released) return;
     this.#released = true;
     await this.#client.end().catch(() => {});
+  }
+}
+
+/** Takes the lock on `key`, waiting at most `waitMs`; false if someone else still holds it. */
+async function take(client: pg.Client, key: string, waitMs: number): Promise<boolean> {
+  if (waitMs <= 0) {
+    const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS ok", [
+      key,
+    ]);
+    return rows[0]?.ok === true;
+  }
+  await client.query(`SET lock_timeout = ${Math.ceil(waitMs)}`);
+  try {
+    await client.query("SELECT pg_advisory_lock($1::bigint)", [key]);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "55P03") return false; // lock_not_available: the wait is over
+    throw error;
+  } finally {
+    await client.query("RESET lock_timeout").catch(() => {});
   }
 }
 

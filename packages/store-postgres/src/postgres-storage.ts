@@ -40,6 +40,8 @@ interface Queued {
 export interface PostgresOpenOptions {
   /** Read without locking and never write (listing, export, forking an open session). */
   readOnly?: boolean;
+  /** How long to wait for the session's lock before `session_in_use` (default 2000; 0: do not wait). */
+  lockWaitMs?: number;
 }
 
 export class PostgresStorage implements SessionStorage {
@@ -104,7 +106,9 @@ export class PostgresStorage implements SessionStorage {
     sessionId: string,
     options: PostgresOpenOptions = {},
   ): Promise<PostgresStorage> {
-    const lock = options.readOnly ? undefined : await AdvisoryLock.acquire(target, sessionId);
+    const lock = options.readOnly
+      ? undefined
+      : await AdvisoryLock.acquire(target, sessionId, options.lockWaitMs);
     let client: pg.Client | undefined;
     try {
       client = await connect(

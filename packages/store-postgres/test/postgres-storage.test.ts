@@ -145,7 +145,7 @@ describe("the one-writer lock", () => {
     await expect(store.open(session.id)).rejects.toMatchObject({ code: "session_in_use" });
     const other = await hold(session.id);
     expect(other.line).toMatch(
-      /^failed session_in_use session in use: postgres session \S+ is locked by rein session lock pid \d+/,
+      /^failed session_in_use session in use: postgres session \S+ is locked by rein session lock [0-9a-f]{8} pid \d+/,
     );
     // Readers are never refused.
     const reader = await store.open(session.id, { readOnly: true });
