@@ -1,7 +1,7 @@
 /**
  * `pnpm bench`: runs every benchmark and prints one table of ratios measured
  * side by side in this run. Options:
- *   --only turns,hooks,sessions,startup,sandbox,mcp   run a subset
+ *   --only turns,hooks,sessions,startup,sandbox,mcp,pgsessions   run a subset
  *   --scale 0.1                   shrink every size (quick check; targets then mean little; not startup)
  *   --reps turns=5,hooks=7,sessions=3,startup=5,sandbox=31,mcp=5
  *   --out file.md                 also write the report to a file
@@ -10,6 +10,7 @@ import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { benchHooks } from "./src/hooks.mjs";
 import { benchMcp, mcpRows } from "./src/mcp.mjs";
+import { benchPgSessions, pgSessionRows } from "./src/pg-sessions.mjs";
 import { hookRows, sandboxRows, sessionRows, startupRows, turnRows } from "./src/report.mjs";
 import { benchSandbox } from "./src/sandbox.mjs";
 import { benchSessions } from "./src/sessions.mjs";
@@ -24,7 +25,7 @@ if (typeof globalThis.gc !== "function") {
 
 const { values } = parseArgs({
   options: {
-    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp" },
+    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp,pgsessions" },
     scale: { type: "string", default: "1" },
     reps: { type: "string", default: "" },
     out: { type: "string" },
@@ -44,6 +45,8 @@ const rows = [];
 if (only.has("turns")) rows.push(...turnRows(await benchTurns({ reps: reps.turns, scale, log })));
 if (only.has("hooks")) rows.push(...hookRows(await benchHooks({ reps: reps.hooks, scale, log })));
 if (only.has("sessions")) rows.push(...sessionRows(await benchSessions({ reps: reps.sessions, scale, log })));
+if (only.has("pgsessions"))
+  rows.push(...pgSessionRows(await benchPgSessions({ reps: reps.sessions, scale, log })));
 if (only.has("startup")) rows.push(...startupRows(await benchStartup({ reps: reps.startup, log })));
 if (only.has("sandbox")) rows.push(...sandboxRows(await benchSandbox({ reps: reps.sandbox, log })));
 if (only.has("mcp")) rows.push(...mcpRows(await benchMcp({ reps: reps.mcp, scale, log })));

@@ -115,13 +115,24 @@ export function buildProgram(
     );
   sessions
     .command("export")
-    .description("export a session as Markdown (default) or a standalone HTML page")
+    .description("export a session as Markdown (default), a standalone HTML page or a JSONL session file")
     .argument("<id>", "session id or unique prefix")
-    .addOption(new Option("--format <format>", "output format").choices(["md", "html"]).default("md"))
+    .addOption(
+      new Option("--format <format>", "output format (jsonl: a session file for `sessions import`)")
+        .choices(["md", "html", "jsonl"])
+        .default("md"),
+    )
     .option("--html", "shorthand for --format html")
     .option("-o, --out <file>", "write to a file instead of stdout")
     .action((id: string, options) =>
       run(async (g) => (await import("./commands/export.js")).exportSession(id, options, g)),
+    );
+  sessions
+    .command("import")
+    .description("copy a JSONL session file into the configured store (JSONL or PostgreSQL), same id")
+    .argument("<file>", "a session file (e.g. from `rein sessions export <id> --format jsonl -o file`)")
+    .action((file: string) =>
+      run(async (g) => (await import("./commands/sessions.js")).importSession(file, g)),
     );
 
   program

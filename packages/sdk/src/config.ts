@@ -62,8 +62,12 @@ export interface ReinConfig {
     active?: string[];
   };
   session?: {
-    /** Where sessions are kept. Default `.rein/sessions`. */
+    /** Where JSONL sessions are kept. Default `.rein/sessions`. */
     dir?: string;
+    /** `jsonl` (default) or `postgres` (needs `url` and the @rein/store-postgres package). */
+    store?: "jsonl" | "postgres";
+    /** The PostgreSQL connection string (`postgres://...`) of `store: "postgres"`. */
+    url?: string;
   };
   systemPrompt?: string;
   thinkingLevel?: ThinkingLevel;

@@ -4,8 +4,7 @@
  * (config, model, plugin modules) has succeeded; a fresh session left empty by a
  * failing plugin setup is removed again.
  */
-import { rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import {
   AgentHarness,
   isHarnessError,
@@ -26,6 +25,7 @@ import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.
 import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { perRequestSignal } from "./request-signal.js";
 import { scriptRepliesGiven } from "./script-resume.js";
+import { type SessionBackendPort, sessionBackend, sessionDir } from "./session-backend.js";
 
 export interface AgentOptions {
   cwd: string;
@@ -55,7 +55,10 @@ export interface Agent {
   harness: AgentHarness;
   host: PluginHost;
   session: Session;
+  /** The JSONL directory store (`session.dir`), whatever `session.store` says. */
   store: SessionStore;
+  /** Where sessions live as configured: JSONL or PostgreSQL. */
+  sessions: SessionBackendPort;
   loaded: LoadedConfig;
   model: ResolvedModel;
   plugins: ResolvedEntry[];
@@ -66,7 +69,7 @@ export interface Agent {
 }
 
 export function sessionStore(loaded: LoadedConfig): SessionStore {
-  return new SessionStore(resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions"));
+  return new SessionStore(sessionDir(loaded));
 }
 
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
@@ -75,18 +78,19 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const model = resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
   const store = sessionStore(loaded);
+  const sessions = await sessionBackend(loaded);
   let session: Session;
   let fresh = false;
   if (options.ephemeral) {
     session = Session.create(new MemoryStorage(options.ephemeralHeader));
   } else if (options.sessionId) {
     const id = options.sessionId;
-    session = openSession(() => store.open(id), `session "${id}"`);
+    session = await openSession(() => sessions.open(id), `session "${id}"`);
   } else {
     const latest = options.continueLatest
-      ? openSession(() => store.openLatest(), "the latest session")
+      ? await openSession(() => sessions.openLatest(), "the latest session")
       : undefined;
-    session = latest ?? store.create({ cwd: options.cwd });
+    session = latest ?? (await openSession(() => sessions.create({ cwd: options.cwd }), "a new session"));
     fresh = latest === undefined;
   }
   // A resumed scripted run goes on after the replies its session already holds.
@@ -141,9 +145,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       }
     }
   } catch (error) {
-    const removable = fresh && session.entries().length === 0 && session.storage.path;
-    session.close();
-    if (removable) rmSync(removable, { force: true });
+    if (fresh && session.entries().length === 0) await sessions.discard(session);
+    else await session.close();
     model.scripted?.dispose();
     if (error instanceof CliError) throw error;
     throw pluginLoadError(loaded, plugins, error);
@@ -154,6 +157,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     host,
     session,
     store,
+    sessions,
     loaded,
     model,
     plugins,
@@ -165,7 +169,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
         // The current host: a reload (agent/reload.ts) may have replaced it.
         await agent.host.dispose();
       } finally {
-        session.close();
+        await session.close();
         model.scripted?.dispose();
       }
     },
@@ -174,9 +178,9 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
 }
 
 /** Opens an existing session; a lock held by a live run is a one-line `session` error (exit 2). */
-function openSession<T>(open: () => T, what: string): T {
+async function openSession<T>(open: () => Promise<T>, what: string): Promise<T> {
   try {
-    return open();
+    return await open();
   } catch (error) {
     if (isHarnessError(error, "session_in_use")) throw sessionInUse(error.message, error);
     throw sessionNotFound(`cannot open ${what}: ${(error as Error).message}`, error);

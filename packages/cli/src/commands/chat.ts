@@ -216,12 +216,17 @@ async function slashCommand(
     case "/fork": {
       const at = resolveEntry(words[0]);
       if (!at) throw new Error("nothing to fork: the session is empty");
-      const forked = harness.fork(at, agent.store);
+      // A PostgreSQL store forks in the database, once every write of this session is stored.
+      if (agent.sessions.kind !== "jsonl") await agent.session.whenStored();
+      const forked =
+        agent.sessions.kind === "jsonl"
+          ? harness.fork(at, agent.store)
+          : await agent.sessions.fork(agent.session.id, at);
       term.out.write(`${forked.id}\n`);
       term.err.write(
         term.c.dim(`forked at ${at}; resume it with rein run --session ${forked.id.slice(0, 8)}\n`),
       );
-      forked.close();
+      await forked.close();
       return;
     }
     case "/label": {

@@ -1,6 +1,7 @@
-/** `rein sessions export <id> [--html] [-o file]`. */
+/** `rein sessions export <id> [--format md|html|jsonl] [--html] [-o file]`. */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import type { Session } from "@rein/harness";
 import { ExitCode } from "../errors.js";
 import { sessionHtml } from "../export/html.js";
 import { sessionMarkdown } from "../export/markdown.js";
@@ -15,10 +16,12 @@ export async function exportSession(
   const session = await openReadOnly(id, globals);
   try {
     const html = options.html === true || options.format === "html";
-    const text = html ? sessionHtml(session) : sessionMarkdown(session);
+    const jsonl = options.format === "jsonl";
+    const text = jsonl ? sessionJsonl(session) : html ? sessionHtml(session) : sessionMarkdown(session);
     if (options.out) {
       const file = resolve(globals.cwd, options.out);
-      writeFileSync(file, text);
+      // A JSONL export is a session file: never overwrite one.
+      writeFileSync(file, text, jsonl ? { flag: "wx" } : {});
       process.stderr.write(`wrote ${file}\n`);
     } else {
       process.stdout.write(text);
@@ -27,4 +30,10 @@ export async function exportSession(
   } finally {
     session.close();
   }
+}
+
+/** The session as a JSONL session file: the header line, then every entry and journal record in stored order. */
+function sessionJsonl(session: Session): string {
+  const lines = [session.header, ...session.storage.load().entries].map((value) => JSON.stringify(value));
+  return `${lines.join("\n")}\n`;
 }

@@ -13,7 +13,8 @@
  */
 import type { DecisionRecord, SessionHeader } from "@rein/harness";
 import { evaluateToolCall } from "@rein/sdk";
-import { type Agent, inspectionAgent, sessionStore } from "../agent/build-agent.js";
+import { type Agent, inspectionAgent } from "../agent/build-agent.js";
+import { sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
 import { type DecisionStep, trailOf } from "../export/decision-step.js";
@@ -255,8 +256,7 @@ async function coverageCommand(
 
 async function allSessionIds(globals: GlobalOptions): Promise<string[]> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  return sessionStore(loaded)
-    .list()
+  return (await (await sessionBackend(loaded)).list())
     .sort((a, b) => a.createdAt - b.createdAt)
     .map((summary) => summary.id);
 }

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { JsonlStorage, Session } from "@rein/harness";
-import { sessionStore } from "../agent/build-agent.js";
+import { sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { sessionNotFound } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
@@ -13,9 +13,9 @@ export async function openReadOnly(idOrPath: string, globals: GlobalOptions): Pr
     file = resolve(globals.cwd, idOrPath);
   } else {
     const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-    const store = sessionStore(loaded);
+    const store = await sessionBackend(loaded);
     try {
-      file = store.pathOf(idOrPath);
+      return await store.openReadOnly(idOrPath);
     } catch (error) {
       throw sessionNotFound((error as Error).message, error);
     }

@@ -1,6 +1,8 @@
 /** `rein sessions list | show | tree | fork`. */
-import { JsonlStorage, type Session, type SessionEntry, type SessionSummary } from "@rein/harness";
-import { sessionStore } from "../agent/build-agent.js";
+
+import { resolve } from "node:path";
+import type { Session, SessionSummary } from "@rein/harness";
+import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound } from "../errors.js";
 import { describeEntry, entryTree, type TreeNode, transcript } from "../export/transcript.js";
@@ -12,7 +14,8 @@ import { openReadOnly } from "./session-access.js";
 
 export async function listSessions(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  const sessions = sessionStore(loaded).list().map(withUsage);
+  const backend = await sessionBackend(loaded);
+  const sessions = await Promise.all((await backend.list()).map((summary) => withUsage(backend, summary)));
   const term = terminal();
   if (options.json) {
     for (const s of sessions) term.out.write(`${JSON.stringify(s)}\n`);
@@ -35,19 +38,19 @@ export async function listSessions(options: { json?: boolean }, globals: GlobalO
 }
 
 /** A listed session with its usage totals (read again: the store's summary has no usage). */
-function withUsage(summary: SessionSummary): SessionSummary & { usage?: UsageTotals } {
+async function withUsage(
+  backend: SessionBackendPort,
+  summary: SessionSummary,
+): Promise<SessionSummary & { usage?: UsageTotals }> {
   if (summary.error) return summary;
+  let session: Session | undefined;
   try {
-    const storage = JsonlStorage.open(summary.path, { readOnly: true });
-    try {
-      const { header, entries } = storage.load();
-      const recorded = entries.filter((entry): entry is SessionEntry => entry.type !== "journal");
-      return { ...summary, usage: sessionUsage(recorded, header.forkedFrom) };
-    } finally {
-      storage.close();
-    }
+    session = await backend.openReadOnly(summary.id);
+    return { ...summary, usage: sessionUsage(session.entries(), session.header.forkedFrom) };
   } catch {
     return summary; // changed or removed since it was listed
+  } finally {
+    await session?.close();
   }
 }
 
@@ -143,7 +146,7 @@ export async function forkSession(
   globals: GlobalOptions,
 ): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  const store = sessionStore(loaded);
+  const store = await sessionBackend(loaded);
   let at = entryId;
   if (!at) {
     const source = await openReadOnly(id, globals);
@@ -153,11 +156,28 @@ export async function forkSession(
   }
   let forked: Session;
   try {
-    forked = store.fork(id, at);
+    forked = await store.fork(id, at);
   } catch (error) {
     throw sessionNotFound(`cannot fork "${id}" at "${at}": ${(error as Error).message}`, error);
   }
   terminal().out.write(`${forked.id}\n`);
-  forked.close();
+  await forked.close();
+  return ExitCode.ok;
+}
+
+/** `rein sessions import <file.jsonl>`: copies a JSONL session into the configured store, same id. */
+export async function importSession(file: string, globals: GlobalOptions): Promise<number> {
+  const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+  const store = await sessionBackend(loaded);
+  let imported: { id: string; entries: number; warnings: string[] };
+  try {
+    imported = await store.importJsonl(resolve(globals.cwd, file));
+  } catch (error) {
+    throw sessionNotFound(`cannot import ${file} into ${store.where}: ${(error as Error).message}`, error);
+  }
+  const term = terminal();
+  for (const warning of imported.warnings) term.err.write(`warning: ${warning}\n`);
+  term.out.write(`${imported.id}\n`);
+  term.err.write(`imported ${imported.entries} entries into ${store.kind} (${store.where})\n`);
   return ExitCode.ok;
 }

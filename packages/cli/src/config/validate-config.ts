@@ -208,10 +208,21 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
     }
   }
   if (session !== undefined) {
-    const dir = (session as { dir?: unknown } | null)?.dir;
+    const { dir, store, url } = (session ?? {}) as { dir?: unknown; store?: unknown; url?: unknown };
     if (typeof session !== "object" || session === null || (dir !== undefined && typeof dir !== "string")) {
-      fail("session", "{ dir?: string }", session);
+      fail("session", '{ dir?: string, store?: "jsonl" | "postgres", url?: string }', session);
     }
+    for (const key of Object.keys(session as object)) {
+      if (!["dir", "store", "url"].includes(key)) fail(`session.${key}`, "one of dir, store, url", key, key);
+    }
+    // A connection string may carry a password: never echo it.
+    const shown = typeof url === "string" ? url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@") : url;
+    if (store !== undefined && store !== "jsonl" && store !== "postgres")
+      fail("session.store", '"jsonl" or "postgres"', store, "store");
+    if (store === "postgres" && !(typeof url === "string" && /^postgres(ql)?:\/\//.test(url)))
+      fail("session.url", 'a postgres:// connection string (session.store is "postgres")', shown, "url");
+    if (store !== "postgres" && url !== undefined)
+      fail("session.url", 'nothing unless session.store is "postgres"', shown, "url");
   }
   if (systemPrompt !== undefined && typeof systemPrompt !== "string")
     fail("systemPrompt", "a string", systemPrompt);

@@ -317,7 +317,8 @@ export class AgentHarness extends HarnessConfig {
     }
     const status: JournalRunStatus = outcome === undefined ? "error" : outcome.status;
     this.ledger.settle();
-    const settleFailure = this.writer.settle({ event: "run_end", runId: run.runId, status });
+    let settleFailure = this.writer.settle({ event: "run_end", runId: run.runId, status });
+    if (settleFailure instanceof Promise) settleFailure = await settleFailure; // asynchronous storage
     this.active = undefined;
     await this.gate.finish(run.runId);
     if (failure !== undefined) throw failure;
@@ -424,7 +425,8 @@ export class AgentHarness extends HarnessConfig {
       failure = error;
     }
     this.operation = undefined;
-    const settleFailure = this.writer.settle();
+    let settleFailure = this.writer.settle();
+    if (settleFailure instanceof Promise) settleFailure = await settleFailure;
     await this.gate.finish();
     if (failure !== undefined) throw failure;
     if (settleFailure !== undefined) throw settleFailure;

@@ -157,6 +157,8 @@ export async function runCompaction(
       filesTouched: [...new Set([...previousFiles(previous?.details), ...filesTouched(messages)])],
     };
     const entry = session.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details });
+    const stored = session.whenStored(); // an asynchronous storage: stored before broadcast
+    if (stored) await stored;
     const tokensAfter = contextTokens(session.buildContext(), request.fixedTokens);
     await host.emit({
       type: "compaction_end",

@@ -6,8 +6,8 @@
  *
  * Invariants: every turn runs from a snapshot built from the session plus the
  * live config at turn start (the system prompt resolved once per turn: the
- * first turn reuses the prompt `beforeRun` saw); a message is persisted before
- * any listener sees its `message_end`; pending writes flush at the save point
+ * first turn reuses the prompt `beforeRun` saw); a message is persisted (stored,
+ * on an asynchronous storage) before any listener sees its `message_end`; pending writes flush at the save point
  * after the `turn_end` listeners; tool code runs through the plugin driver and
  * its start and end are journaled around it.
  */
@@ -193,6 +193,8 @@ async function dispatch(port: RunPort, run: ActiveRun, event: HarnessEvent): Pro
   } else if (event.type === "turn_end") {
     writer.journal({ event: "turn_end", runId: event.runId, turnId: event.turnId });
   }
+  const stored = writer.stored(); // only an asynchronous storage leaves writes in flight
+  if (stored) await stored;
   await port.emit(event);
   if (event.type === "turn_end") {
     run.snapshot = undefined;
@@ -247,6 +249,8 @@ async function executeTool(
   const site = { runId: run.runId, toolCallId: context.toolCallId, toolName: tool.name };
   // Journaled before the tool can have any effect: recovery then knows it may have run.
   port.writer.journal({ event: "tool_start", ...site });
+  const stored = port.writer.stored();
+  if (stored) await stored;
   let result: ToolResult;
   try {
     result = await port.driver.run(

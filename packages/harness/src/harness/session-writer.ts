@@ -5,7 +5,9 @@
  * Invariants: a write made while busy is journaled as pending and committed at
  * the next save point, at settle or in failure cleanup, in FIFO order, never
  * dropped; one `sync()` decides durability for all three (save point, settle,
- * fork), so the durability setting is honoured in one place.
+ * fork), so the durability setting is honoured in one place. On an asynchronous
+ * storage, `stored()` is what callers await before they broadcast or run a tool
+ * (`undefined`, so no await and no promise, on memory and JSONL).
  */
 import type { ConfigKey, HarnessEvent } from "../events/event-types.js";
 import { shortId } from "../ids.js";
@@ -57,6 +59,11 @@ export class SessionWriter {
     }
   }
 
+  /** `undefined` when every write so far is stored; else the promise to await (see Session.whenStored). */
+  stored(): Promise<void> | undefined {
+    return this.session.whenStored();
+  }
+
   get pendingWrites(): readonly EntryInput[] {
     return this.pending.list().map((write) => write.input);
   }
@@ -78,19 +85,28 @@ export class SessionWriter {
     const hadPendingWrites = this.pending.size > 0;
     const flushed = this.pending.flush(this.session);
     this.sync("save-point");
+    const stored = this.stored();
+    if (stored) await stored;
     await this.port.emit({ type: "save_point", hadPendingWrites, flushed });
   }
 
-  /** At settle: leftover writes flush, then `closing` (e.g. `run_end`) is journaled, then sync. Returns a failure. */
+  /**
+   * At settle: leftover writes flush, then `closing` (e.g. `run_end`) is journaled,
+   * then sync. Returns a failure, or on an asynchronous storage with writes in flight
+   * a promise of one (never rejecting).
+   */
   settle(closing?: JournalRecord): unknown {
     try {
       this.pending.flush(this.session);
       if (closing) this.session.appendJournal(closing);
       this.sync("settle");
-      return undefined;
     } catch (error) {
       return error;
     }
+    return this.stored()?.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
   }
 
   /** At run start, commit live config the branch does not reflect yet (e.g. a model chosen at construction). */

@@ -103,6 +103,8 @@ export async function runNavigation(
           : [];
       const written = session.appendAll([{ type: "leaf", targetId }, ...summaryInput]);
       if (written[1] !== undefined) outcome.summaryEntryId = written[1].id;
+      const stored = session.whenStored(); // an asynchronous storage: stored before broadcast
+      if (stored) await stored;
     }
     await host.emit({
       type: "branch_end",

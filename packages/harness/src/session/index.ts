@@ -44,5 +44,15 @@ export {
 export { type JsonlOpenOptions, JsonlStorage } from "./jsonl-storage.js";
 export { MemoryStorage } from "./memory-storage.js";
 export { Session } from "./session.js";
-export { type CreateSessionOptions, SessionStore, type SessionSummary } from "./session-store.js";
-export { createSessionHeader, type LoadedSession, type SessionStorage } from "./storage.js";
+export {
+  type CreateSessionOptions,
+  forkEntries,
+  SessionStore,
+  type SessionSummary,
+} from "./session-store.js";
+export {
+  createSessionHeader,
+  type LoadedSession,
+  type SessionStorage,
+  type StorageResult,
+} from "./storage.js";

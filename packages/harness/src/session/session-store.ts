@@ -61,7 +61,7 @@ export class SessionStore {
   create(options: CreateSessionOptions = {}): Session {
     const header = createSessionHeader(options.cwd === undefined ? {} : { cwd: options.cwd });
     fs.mkdirSync(this.dir, { recursive: true });
-    const session = Session.create(JsonlStorage.create(this.#fileFor(header.id, header.createdAt), header));
+    const session = Session.create(JsonlStorage.create(this.fileFor(header.id, header.createdAt), header));
     if (options.name !== undefined) session.append({ type: "session_info", name: options.name });
     return session;
   }
@@ -108,31 +108,18 @@ export class SessionStore {
    */
   fork(sourceId: string, entryId: string): Session {
     const source = Session.open(JsonlStorage.open(this.pathOf(sourceId), { readOnly: true }));
-    let branch: SessionEntry[];
-    let records: JournalRecord[];
+    let content: StoredEntry[];
     try {
-      const entry = source.getEntry(entryId);
-      if (entry === undefined || entry.type === "leaf") {
-        throw invalidArgument(`cannot fork session ${source.id} at "${entryId}": no such tree entry`);
-      }
-      branch = source.branch(entryId);
-      records = forkToolRecords(branch, source.journal(), source.entries());
+      content = forkEntries(source, entryId);
     } finally {
       source.close();
     }
     const header = createSessionHeader(source.header.cwd === undefined ? {} : { cwd: source.header.cwd });
     header.forkedFrom = { sessionId: source.id, entryId };
-    const file = this.#fileFor(header.id, header.createdAt);
+    const file = this.fileFor(header.id, header.createdAt);
     const storage = JsonlStorage.create(file, header);
-    const taken = new Set(branch.map((entry) => entry.id));
-    const journal = records.map((record): StoredEntry => {
-      let id = shortId();
-      while (taken.has(id)) id = shortId();
-      taken.add(id);
-      return { ...record, type: "journal", id, parentId: entryId, timestamp: Date.now() };
-    });
     try {
-      storage.appendAll([...branch, ...journal]);
+      storage.appendAll(content);
       storage.sync();
     } catch (error) {
       // A half-copied fork is worse than none.
@@ -156,7 +143,8 @@ export class SessionStore {
     throw invalidArgument(`session id "${idOrPrefix}" is ambiguous in ${this.dir}: it matches ${ids}`);
   }
 
-  #fileFor(id: string, createdAt: number): string {
+  /** The file a session with this id and creation time has in this store (existing or not). */
+  fileFor(id: string, createdAt: number): string {
     return path.join(this.dir, `${new Date(createdAt).toISOString().replace(/:/g, "-")}_${id}.jsonl`);
   }
 
@@ -175,6 +163,29 @@ export class SessionStore {
     }
     return files;
   }
+}
+
+/**
+ * What a fork of `source` at `entryId` holds, whatever the storage: the branch from
+ * the root to `entryId` with the same entry ids, then the journal records recovery on
+ * the fork needs to tell the branch's open tool calls that ran from those that did not
+ * (see `forkToolRecords`), with fresh ids. Written as one write group.
+ */
+export function forkEntries(source: Session, entryId: string): StoredEntry[] {
+  const entry = source.getEntry(entryId);
+  if (entry === undefined || entry.type === "leaf") {
+    throw invalidArgument(`cannot fork session ${source.id} at "${entryId}": no such tree entry`);
+  }
+  const branch: SessionEntry[] = source.branch(entryId);
+  const records: JournalRecord[] = forkToolRecords(branch, source.journal(), source.entries());
+  const taken = new Set(branch.map((e) => e.id));
+  const journal = records.map((record): StoredEntry => {
+    let id = shortId();
+    while (taken.has(id)) id = shortId();
+    taken.add(id);
+    return { ...record, type: "journal", id, parentId: entryId, timestamp: Date.now() };
+  });
+  return [...branch, ...journal];
 }
 
 function summarise(file: SessionFile): SessionSummary {

@@ -9,8 +9,20 @@
  * projection of the current leaf's branch, or absent. Journal records (durable runs)
  * share the file and the id space but live apart: they are never in `entries()`, never
  * nodes, and never move the leaf or touch the context.
+ *
+ * With an asynchronous storage (its writes return promises) memory runs ahead of
+ * storage by the writes in flight: `whenStored()` is what the harness awaits before
+ * it broadcasts. Storage applies them in order; if one fails, the session is failed:
+ * every later write throws and `whenStored()` rejects, and reopening it recovers from
+ * what storage holds. A synchronous storage never leaves a write in flight.
  */
-import { invalidArgument, sessionError } from "../errors.js";
+import {
+  describeError,
+  type HarnessError,
+  invalidArgument,
+  isHarnessError,
+  sessionError,
+} from "../errors.js";
 import { shortId } from "../ids.js";
 import { BranchContext } from "./context.js";
 import type {
@@ -26,7 +38,7 @@ import type {
   SessionHeader,
   StoredEntry,
 } from "./entries.js";
-import type { SessionStorage } from "./storage.js";
+import type { SessionStorage, StorageResult } from "./storage.js";
 import { entryProblem } from "./validation.js";
 
 export class Session {
@@ -49,6 +61,10 @@ export class Session {
   #leafId: string | null = null;
   #name: string | undefined;
   #context: BranchContext | undefined;
+  /** The last write still in flight on an asynchronous storage (it settles after all earlier ones). */
+  #inFlight: Promise<void> | undefined;
+  /** Set when an asynchronous write failed: the session takes no more writes. */
+  #failure: unknown;
 
   private constructor(storage: SessionStorage, header: SessionHeader, warnings: string[]) {
     this.storage = storage;
@@ -169,6 +185,7 @@ export class Session {
    * leaf nor the context.
    */
   appendJournal(record: JournalRecord): JournalEntry {
+    this.#assertWritable();
     const { event: _event, ...rest } = record as JournalRecord & { id?: unknown; parentId?: unknown };
     const {
       id: _id,
@@ -187,7 +204,7 @@ export class Session {
     } as JournalEntry;
     const problem = entryProblem(entry, this.#lookup);
     if (problem !== undefined) throw invalidArgument(`cannot append journal record: ${problem}`);
-    this.storage.append(entry);
+    this.#track(this.storage.append(entry));
     this.#admitJournal(entry);
     return entry;
   }
@@ -198,6 +215,7 @@ export class Session {
    * leaves all of them or none (a leaf move with its branch summary). Returns them in order.
    */
   appendAll(inputs: readonly EntryInput[]): SessionEntry[] {
+    this.#assertWritable();
     const staged = new Map<string, SessionEntry>();
     const lookup = (id: string) => staged.get(id) ?? this.#lookup(id);
     const entries: SessionEntry[] = [];
@@ -213,7 +231,7 @@ export class Session {
       entries.push(entry);
       leafId = entry.type === "leaf" ? entry.targetId : entry.id;
     }
-    this.storage.appendAll(entries);
+    this.#track(this.storage.appendAll(entries));
     for (const entry of entries) this.#admit(entry);
     return entries;
   }
@@ -241,18 +259,58 @@ export class Session {
   }
 
   sync(options?: { wait?: boolean }): void {
-    this.storage.sync(options);
+    this.#track(this.storage.sync(options));
   }
 
-  close(): void {
-    this.storage.close();
+  /**
+   * `undefined` when every write made so far is stored (always, on a synchronous
+   * storage); otherwise a promise that resolves when they are, or rejects with the
+   * failure (code `session`) that failed the session.
+   */
+  whenStored(): Promise<void> | undefined {
+    if (this.#failure !== undefined) return Promise.reject(this.#failed());
+    return this.#inFlight;
+  }
+
+  /** Closes the storage; an asynchronous one first finishes its writes in flight. */
+  close(): StorageResult {
+    return this.storage.close();
+  }
+
+  /** Fast path: a synchronous storage returns `undefined` and costs nothing more. */
+  #track(result: StorageResult): void {
+    if (result === undefined) return;
+    const write: Promise<void> = Promise.resolve(result).then(
+      () => {
+        if (this.#inFlight === write) this.#inFlight = undefined;
+      },
+      (error: unknown) => {
+        this.#failure ??= error;
+        throw this.#failed();
+      },
+    );
+    write.catch(() => {}); // reported through whenStored() and the next write
+    this.#inFlight = write;
+  }
+
+  #failed(): HarnessError {
+    const failure = this.#failure;
+    if (isHarnessError(failure)) return failure;
+    return sessionError(
+      `session ${this.id}: a write to ${this.storage.kind} storage failed: ${describeError(failure)}`,
+      {
+        file: this.storage.path,
+        cause: failure,
+      },
+    );
   }
 
   #commit(input: EntryInput): SessionEntry {
+    this.#assertWritable();
     const entry = this.#build(input, this.#leafId);
     const problem = entryProblem(entry, this.#lookup);
     if (problem !== undefined) throw invalidArgument(`cannot append ${input.type} entry: ${problem}`);
-    this.storage.append(entry);
+    this.#track(this.storage.append(entry));
     this.#admit(entry);
     return entry;
   }
@@ -314,6 +372,10 @@ export class Session {
     const siblings = children.get(entry.parentId);
     if (siblings === undefined) children.set(entry.parentId, [entry]);
     else siblings.push(entry);
+  }
+
+  #assertWritable(): void {
+    if (this.#failure !== undefined) throw this.#failed();
   }
 
   #newId(taken?: (id: string) => boolean): string {

@@ -1,10 +1,12 @@
 /**
  * Where a session's header and entries live.
  *
- * Invariant: every method is synchronous, and an entry is handed to the OS before
- * `append` returns, so the harness can persist a message and then broadcast it with
- * no `await` in between (nothing can observe a message that is not yet written). A
- * failed `append` leaves storage exactly as loadable as before the call.
+ * Invariant: a synchronous storage (memory, JSONL) hands an entry to the OS before
+ * `append` returns, so the harness persists a message and then broadcasts it with no
+ * `await` in between. An asynchronous storage (a database) returns a promise from
+ * `append`, `appendAll`, `sync` and `close`; the session tracks it and the harness
+ * awaits it before broadcasting, so either way nothing can observe a message that is
+ * not yet written. A failed write leaves storage exactly as loadable as before it.
  */
 import { randomUUID } from "node:crypto";
 import { SESSION_FORMAT_VERSION, type SessionHeader, type StoredEntry } from "./entries.js";
@@ -22,31 +24,43 @@ export interface LoadedSession {
   validated?: boolean;
 }
 
+/**
+ * What `append`, `appendAll`, `sync` and `close` return: nothing (the work is done)
+ * or a promise. An asynchronous storage must apply writes in call order and settle
+ * their promises in that order; after a write fails it applies no later write (each
+ * rejects), so storage never holds an entry whose parent write was lost.
+ */
+export type StorageResult = void | Promise<void>;
+
 export interface SessionStorage {
-  readonly kind: "memory" | "jsonl";
+  /** `memory`, `jsonl`, or another storage's name (e.g. `postgres`). */
+  readonly kind: "memory" | "jsonl" | (string & {});
   /** The session file (JSONL storage only). */
   readonly path?: string;
-  /** Reads everything. Writable JSONL storage also repairs a torn tail here. */
+  /**
+   * Reads everything. Writable JSONL storage also repairs a torn tail here; an
+   * asynchronous storage reads when it is opened, so this stays synchronous.
+   */
   load(): LoadedSession;
   /**
    * Persists one entry or journal record as one whole line. Throws a HarnessError
-   * with code `session` on failure, leaving storage loadable.
+   * with code `session` on failure (or rejects with it), leaving storage loadable.
    */
-  append(entry: StoredEntry): void;
+  append(entry: StoredEntry): StorageResult;
   /**
    * Persists several entries as one unit (a write group): after a crash, a load sees
    * all of them or none. Same failure contract as `append`.
    */
-  appendAll(entries: readonly StoredEntry[]): void;
+  appendAll(entries: readonly StoredEntry[]): StorageResult;
   /**
    * Durability point: everything appended so far is flushed to stable storage.
    * With `wait: false` the flush may complete in the background (group commit);
    * a failure then surfaces on the next append or sync. Every append is already
    * in the OS when `append` returns, so a killed process loses nothing either way.
    */
-  sync(options?: { wait?: boolean }): void;
-  /** Releases the storage (and its lock). Idempotent. */
-  close(): void;
+  sync(options?: { wait?: boolean }): StorageResult;
+  /** Releases the storage (and its lock) after its writes in flight. Idempotent. */
+  close(): StorageResult;
 }
 
 /** A fresh header with a random id. */

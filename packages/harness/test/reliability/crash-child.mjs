@@ -5,12 +5,19 @@
  *   line is written, `after` it, or `torn`: after writing only `fraction` of it;
  * - `{ kind: "event", index }`: inside the listener of the index-th harness event.
  *
- * Usage: node crash-child.mjs <session file> <job JSON>; job `{ phase: "script" |
- * "resume", kill?: ... }`. Reports on stdout, one line each, written synchronously
- * (a line is out before the next statement runs, so a kill never loses one that
- * was printed): `session <id>`, `accepted <kind> <text>`, `done <appends> <events>`.
+ * On an asynchronous storage (`job.store`: the path of a module exporting
+ * `PostgresStorage`; the first argument is then its database url) `torn` kills the
+ * process with the write's statement in flight, `after` once it is committed, and a
+ * public call counts as accepted once its writes are stored (`whenStored`).
+ *
+ * Usage: node crash-child.mjs <session file | url> <job JSON>; job `{ phase: "script" |
+ * "resume", kill?: ..., store?: string, sessionId?: string }`. Reports on stdout, one
+ * line each, written synchronously (a line is out before the next statement runs, so
+ * a kill never loses one that was printed): `session <id>`, `accepted <kind> <text>`,
+ * `done <appends> <events>`.
  */
 import fs from "node:fs";
+import { pathToFileURL } from "node:url";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type } from "@mariozechner/pi-ai";
 import { AgentHarness, createSessionHeader, JsonlStorage, Session } from "../../dist/index.js";
 import { crashTools, respond, runResume, runScript } from "./crash-scenario.mjs";
@@ -26,10 +33,19 @@ const pi = { fauxAssistantMessage, fauxToolCall, Type };
 const reply = (context) => respond(context, pi);
 faux.setResponses(Array.from({ length: 64 }, () => reply));
 
-const storage =
-  job.phase === "script"
+async function openStorage() {
+  if (job.store) {
+    const { PostgresStorage } = await import(pathToFileURL(job.store).href);
+    return job.phase === "script"
+      ? PostgresStorage.create(file, createSessionHeader({ cwd: process.cwd() }))
+      : PostgresStorage.open(file, job.sessionId);
+  }
+  return job.phase === "script"
     ? JsonlStorage.create(file, createSessionHeader({ cwd: process.cwd() }))
     : JsonlStorage.open(file);
+}
+const storage = await openStorage();
+const synchronous = storage.kind === "jsonl";
 
 let appends = 0;
 const append = storage.append.bind(storage);
@@ -37,6 +53,14 @@ storage.append = (entry) => {
   appends++;
   if (kill?.kind === "append" && appends === kill.index) {
     if (kill.mode === "before") die();
+    if (!synchronous) {
+      const write = append(entry);
+      if (kill.mode === "after") return write.then(die);
+      // Torn: die with the statement on its way (after it was sent, or just before).
+      if (kill.fraction < 0.5) setImmediate(die);
+      else setTimeout(die, 1 + kill.fraction * 3);
+      return write;
+    }
     if (kill.mode === "torn") {
       const line = Buffer.from(`${JSON.stringify(entry)}\n`, "utf8");
       const cut = Math.max(1, Math.min(line.length - 1, Math.floor(line.length * kill.fraction)));
@@ -46,7 +70,7 @@ storage.append = (entry) => {
     append(entry);
     die();
   }
-  append(entry);
+  return append(entry);
 };
 
 const session = Session.open(storage);
@@ -57,9 +81,18 @@ harness.subscribe(() => {
   events++;
   if (kill?.kind === "event" && events === kill.index) die();
 });
-const accept = (kind, text) => say(`accepted ${kind} ${text}`);
+// On an asynchronous storage a call's writes are accepted once stored.
+const accept = (kind, text) => {
+  const stored = session.whenStored();
+  if (stored)
+    stored.then(
+      () => say(`accepted ${kind} ${text}`),
+      () => {},
+    );
+  else say(`accepted ${kind} ${text}`);
+};
 
 if (job.phase === "script") await runScript(harness, accept);
 else await runResume(harness, accept);
-session.close();
+await session.close();
 say(`done ${appends} ${events}`);

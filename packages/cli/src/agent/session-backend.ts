@@ -1,0 +1,127 @@
+/**
+ * Where the CLI keeps sessions: a directory of JSONL files (default) or PostgreSQL
+ * (`session: { store: "postgres", url }`, through the optional @rein/store-postgres).
+ * Every command that creates, opens, lists, forks, exports or imports a session goes
+ * through this one port, so both stores behave the same from the command line.
+ * Invariant: @rein/store-postgres is loaded only when the config selects it.
+ */
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { resolve } from "node:path";
+import {
+  type CreateSessionOptions,
+  JsonlStorage,
+  Session,
+  SessionStore,
+  type SessionSummary,
+  type StoredEntry,
+} from "@rein/harness";
+import type { LoadedConfig } from "../config/load-config.js";
+import { configError } from "../errors.js";
+
+export interface SessionBackendPort {
+  readonly kind: "jsonl" | "postgres";
+  /** A human description of where sessions live (a directory, or a database without its password). */
+  readonly where: string;
+  create(options: CreateSessionOptions): Promise<Session>;
+  open(idOrPrefix: string): Promise<Session>;
+  openLatest(): Promise<Session | undefined>;
+  openReadOnly(idOrPrefix: string): Promise<Session>;
+  list(): Promise<SessionSummary[]>;
+  fork(idOrPrefix: string, entryId: string): Promise<Session>;
+  /** Removes a session this process just created and left empty. */
+  discard(session: Session): Promise<void>;
+  /** Writes the session to a new JSONL file; returns its id. */
+  exportJsonl(idOrPrefix: string, file: string): Promise<string>;
+  /** Copies a JSONL session file into this store under the same id. */
+  importJsonl(file: string): Promise<{ id: string; entries: number; warnings: string[] }>;
+}
+
+/** The JSONL directory of a config (also used by commands that only know files). */
+export function sessionDir(loaded: LoadedConfig): string {
+  return resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions");
+}
+
+export async function sessionBackend(loaded: LoadedConfig): Promise<SessionBackendPort> {
+  const session = loaded.config.session;
+  if (session?.store === "postgres") return postgresBackend(loaded, session.url as string);
+  return jsonlBackend(new SessionStore(sessionDir(loaded)));
+}
+
+function jsonlBackend(store: SessionStore): SessionBackendPort {
+  return {
+    kind: "jsonl",
+    where: store.dir,
+    create: async (options) => store.create(options),
+    open: async (id) => store.open(id),
+    openLatest: async () => store.openLatest(),
+    openReadOnly: async (id) => Session.open(JsonlStorage.open(store.pathOf(id), { readOnly: true })),
+    list: async () => store.list(),
+    fork: async (id, entryId) => store.fork(id, entryId),
+    discard: async (session) => {
+      const file = session.storage.path;
+      session.close();
+      if (file) rmSync(file, { force: true });
+    },
+    exportJsonl: async (id, file) => {
+      const source = Session.open(JsonlStorage.open(store.pathOf(id), { readOnly: true }));
+      copyToFile(source, file);
+      return source.id;
+    },
+    importJsonl: async (file) => {
+      const source = Session.open(JsonlStorage.open(file, { readOnly: true }));
+      const target = store.fileFor(source.id, source.header.createdAt);
+      if (existsSync(target)) throw configError(`session ${source.id} already exists in ${store.dir}`);
+      mkdirSync(store.dir, { recursive: true });
+      copyToFile(source, target);
+      return { id: source.id, entries: source.storage.load().entries.length, warnings: source.warnings };
+    },
+  };
+}
+
+function copyToFile(source: Session, file: string): void {
+  const entries: StoredEntry[] = source.storage.load().entries;
+  const storage = JsonlStorage.create(file, source.header);
+  try {
+    storage.appendAll(entries);
+    storage.sync();
+  } catch (error) {
+    storage.close();
+    rmSync(file, { force: true });
+    throw error;
+  } finally {
+    storage.close();
+  }
+}
+
+async function postgresBackend(loaded: LoadedConfig, url: string): Promise<SessionBackendPort> {
+  let module: typeof import("@rein/store-postgres");
+  try {
+    module = await import("@rein/store-postgres");
+  } catch (error) {
+    throw configError(
+      `session.store "postgres" needs the @rein/store-postgres package: install it next to @rein/cli (npm install @rein/store-postgres): ${(error as Error).message}`,
+      loaded.file ? { file: loaded.file } : {},
+    );
+  }
+  const store = new module.PostgresSessionStore(url);
+  const where = url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+  return {
+    kind: "postgres",
+    where,
+    create: (options) => store.create(options),
+    open: (id) => store.open(id),
+    openLatest: () => store.openLatest(),
+    openReadOnly: (id) => store.open(id, { readOnly: true }),
+    list: () => store.list(),
+    fork: (id, entryId) => store.fork(id, entryId),
+    discard: async (session) => {
+      await session.close();
+      await store.remove(session.id);
+    },
+    exportJsonl: (id, file) => store.exportToFile(id, file),
+    importJsonl: (file) => {
+      if (!existsSync(file)) throw configError(`no such session file: ${file}`);
+      return store.importJsonl(file);
+    },
+  };
+}

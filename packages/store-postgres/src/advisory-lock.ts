@@ -1,0 +1,114 @@
+/**
+ * The one-writer lock of a session: a session-level advisory lock, keyed by the
+ * session id, held on a connection of its own for as long as the session is open.
+ * The server releases it when that connection ends for any reason (close, crash,
+ * SIGKILL, network loss), so there is no stale lock to guess about. The key is 64
+ * bits of SHA-256 of the id: two sessions sharing a key would only make one wait
+ * for the other, never write together.
+ *
+ * A writer waits a little for the lock (`waitMs`, default 2 s): a holder killed a
+ * moment ago still holds it until the server has noticed its connection is gone,
+ * and that holder must not be mistaken for a live one. A live holder is refused
+ * once the wait is over.
+ */
+import { createHash } from "node:crypto";
+import type pg from "pg";
+import { connect, type PostgresTarget } from "./connection.js";
+import { sessionLocked, storeError } from "./errors.js";
+
+export function lockKey(sessionId: string): string {
+  const digest = createHash("sha256").update(`rein-session:${sessionId}`).digest();
+  return digest.readBigInt64BE(0).toString();
+}
+
+/** How long a writer waits for a session's lock before it is refused. */
+export const DEFAULT_LOCK_WAIT_MS = 2_000;
+
+export class AdvisoryLock {
+  readonly sessionId: string;
+  readonly #client: pg.Client;
+  #lost: ((error: Error) => void) | undefined;
+  #released = false;
+
+  private constructor(sessionId: string, client: pg.Client) {
+    this.sessionId = sessionId;
+    this.#client = client;
+    const lost = () => {
+      if (!this.#released) this.#lost?.(storeError(`postgres session ${sessionId} lost its lock connection`));
+    };
+    client.on("error", lost);
+    client.on("end", lost);
+  }
+
+  /** Takes the lock or throws `session_in_use` naming the holder's connection. */
+  static async acquire(
+    target: PostgresTarget,
+    sessionId: string,
+    waitMs = DEFAULT_LOCK_WAIT_MS,
+  ): Promise<AdvisoryLock> {
+    const client = await connect(target, `session lock ${sessionId.slice(0, 8)}`);
+    try {
+      const key = lockKey(sessionId);
+      if (!(await take(client, key, waitMs))) throw sessionLocked(sessionId, await holder(client, key));
+      return new AdvisoryLock(sessionId, client);
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Called once if the lock connection dies while held: the session must stop writing. */
+  onLost(listener: (error: Error) => void): void {
+    this.#lost = listener;
+  }
+
+  /** Ends the lock's connection (the server drops the lock with it). Idempotent. */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    await this.#client.end().catch(() => {});
+  }
+}
+
+/** Takes the lock on `key`, waiting at most `waitMs`; false if someone else still holds it. */
+async function take(client: pg.Client, key: string, waitMs: number): Promise<boolean> {
+  if (waitMs <= 0) {
+    const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS ok", [
+      key,
+    ]);
+    return rows[0]?.ok === true;
+  }
+  await client.query(`SET lock_timeout = ${Math.ceil(waitMs)}`);
+  try {
+    await client.query("SELECT pg_advisory_lock($1::bigint)", [key]);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "55P03") return false; // lock_not_available: the wait is over
+    throw error;
+  } finally {
+    await client.query("RESET lock_timeout").catch(() => {});
+  }
+}
+
+/** Who holds `key`: the backend pid and the application name its process set. */
+async function holder(client: pg.Client, key: string): Promise<string> {
+  const big = BigInt(key);
+  const high = Number(BigInt.asIntN(32, big >> 32n));
+  const low = Number(BigInt.asIntN(32, big));
+  try {
+    const { rows } = await client.query<{ pid: number; app: string | null }>(
+      `SELECT a.pid, a.application_name AS app
+         FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          AND l.classid::bigint = ($1::bigint & 4294967295) AND l.objid::bigint = ($2::bigint & 4294967295)
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        LIMIT 1`,
+      [high, low],
+    );
+    const row = rows[0];
+    if (row) return `${row.app || "another client"} (backend pid ${row.pid})`;
+  } catch {
+    // Describing the holder is a courtesy: not being allowed to read pg_locks must not hide the refusal.
+  }
+  return "another client";
+}
