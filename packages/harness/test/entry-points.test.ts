@@ -20,10 +20,13 @@ describe("entry points", () => {
       "TOOL_NAME_PATTERN",
       "TOOL_RISKS",
       "Type",
+      "approvalsOf",
+      "callHash",
       "createSessionHeader",
       "decideToolCall",
       "describeError",
       "isHarnessError",
+      "resolveApproval",
       "runAgentLoop",
       "textResult",
     ]);

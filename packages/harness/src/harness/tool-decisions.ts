@@ -32,6 +32,8 @@ export interface DecisionEnvironment {
   emit(event: HarnessEvent): Promise<void>;
   /** Where the call is inspected (the turn's cwd and session). */
   place: ToolInspectionContext;
+  /** What an `ask` nobody answers becomes: `deny` (default) or `park` (wait for a person). */
+  onUnanswered?(): "deny" | "park";
 }
 
 export const HARNESS_DECIDER = "harness";
@@ -138,6 +140,9 @@ export async function decideToolCall(
   let record: DecisionRecord;
   if (verdict.decision === "ask") {
     const answer = await runBail(env.hooks, "permissionAsk", { call: gateCall, verdict }, context);
+    if (!answer && env.onUnanswered?.() === "park") {
+      return { action: "park", args, askedBy: verdict.by, reason: verdict.reason, gate: verdict, facts };
+    }
     record = answer
       ? {
           decision: answer.decision,
