@@ -4,7 +4,8 @@
  * shows it. Create errors only through the factories below.
  */
 
-export const ExitCode = { ok: 0, failed: 1, usage: 2 } as const;
+/** `parked`: the run waits for a person's approval (`rein approvals`), then `rein run --resume`. */
+export const ExitCode = { ok: 0, failed: 1, usage: 2, parked: 3 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 export const CliErrorCode = {
@@ -20,6 +21,8 @@ export const CliErrorCode = {
   session: "session",
   /** The run itself failed. */
   run: "run",
+  /** No such pending approval, or an answer for other arguments (`rein approvals`). */
+  approval: "approval",
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
 
@@ -77,6 +80,16 @@ export const sessionInUse = (message: string, cause?: unknown) =>
     cause,
     hint: "wait for that run to finish, or start a new session (leave out --session/--continue)",
   });
+
+/** The session waits on parked tool calls (a new prompt), or on an unanswered one (a resume). */
+export const sessionParked = (message: string, cause?: unknown) =>
+  new CliError(CliErrorCode.session, message, {
+    cause,
+    hint: "rein approvals list; answer with rein approvals approve|deny <id>, then rein run --session <id> --resume",
+  });
+
+export const approvalRefused = (message: string, cause?: unknown) =>
+  new CliError(CliErrorCode.approval, message, { cause, hint: "see rein approvals list --all" });
 
 export const runFailed = (message: string, cause?: unknown) =>
   new CliError(CliErrorCode.run, message, { cause });

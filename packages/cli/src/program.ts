@@ -41,6 +41,7 @@ export function buildProgram(
     .option("--continue", "resume the latest session")
     .option("--script <file>", "use a scripted model: a JSON array of replies (offline)")
     .option("--chat", "interactive chat even when stdin is not a terminal (one prompt or /command per line)")
+    .option("--resume", "continue the session's parked run once its approvals are answered (no prompt)")
     .action((words: string[], options) =>
       run(async (g) => (await import("./commands/run.js")).runCommand(words, options, g)),
     );
@@ -119,6 +120,36 @@ export function buildProgram(
     .action((id: string, options) =>
       run(async (g) => (await import("./commands/export.js")).exportSession(id, options, g)),
     );
+
+  const approvals = program
+    .command("approvals")
+    .description(
+      "tool calls parked for a person's approval (approvals: { park: true }): list and answer them",
+    );
+  approvals
+    .command("list")
+    .description("pending approvals, oldest first")
+    .option("--all", "answered and closed ones too")
+    .option("-s, --session <id>", "only this session")
+    .option("--json", "one JSON object per line")
+    .action((options) =>
+      run(async (g) => (await import("./commands/approvals.js")).listApprovals(options, g)),
+    );
+  for (const [name, decision, what] of [
+    ["approve", "allow", "approve a parked call: the resumed run executes exactly it"],
+    ["deny", "deny", "deny a parked call: the resumed run gives the model your reason"],
+  ] as const) {
+    approvals
+      .command(name)
+      .description(what)
+      .argument("<id>", "approval id (from rein approvals list)")
+      .option("--reason <text>", "why (recorded; for deny, the tool result the model reads)")
+      .option("--hash <sha256>", "the hash you were shown: refused if the parked call's differs")
+      .option("--by <name>", "who answers (default person:<your user name>)")
+      .action((id: string, options) =>
+        run(async (g) => (await import("./commands/approvals.js")).answerApproval(decision, id, options, g)),
+      );
+  }
 
   program
     .command("replay")

@@ -65,6 +65,12 @@ export interface ReinConfig {
    * included), `baseDelayMs` (2 000, doubled per retry), `maxDelayMs` (60 000).
    */
   retry?: { enabled?: boolean; maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /**
+   * Durable approvals: with `park: true` an `ask` nobody can answer (no terminal) parks
+   * the run (exit code 3) instead of denying the call; answer it later with
+   * `rein approvals approve|deny <id>` and continue with `rein run --session <id> --resume`.
+   */
+  approvals?: { park?: boolean };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

@@ -80,6 +80,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
+    ...(config.approvals?.park === true ? { onUnanswered: "park" as const } : {}),
   });
   // Rein's own config and plugin code are out of the file tools' reach (security invariant 4).
   protectedFiles(harness).add(

@@ -5,11 +5,11 @@
  * dead process's lock is taken over on the next open).
  */
 import { readFileSync } from "node:fs";
-import type { RunOutcome } from "@rein/harness";
+import { isHarnessError, type RunOutcome } from "@rein/harness";
 import type { ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
-import { ExitCode, runFailed, usageError } from "../errors.js";
+import { ExitCode, runFailed, sessionParked, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
@@ -26,6 +26,8 @@ export interface RunOptions {
   chat?: boolean;
   /** Reload config and plugins when files in the config's folder change (`rein dev`). */
   watch?: boolean;
+  /** Continue the session's parked run once its approvals are answered (no prompt). */
+  resume?: boolean;
 }
 
 export function readScript(file: string, cwd: string): ScriptStep[] {
@@ -53,14 +55,16 @@ export async function runCommand(
   if (options.session && options.continue) throw usageError("use either --session or --continue, not both");
   const script = options.script ? readScript(options.script, globals.cwd) : undefined;
   let prompt = promptWords.join(" ").trim();
+  if (options.resume) checkResume(options, prompt);
   if (options.watch && prompt !== "")
     throw usageError("rein dev is a chat: give prompts on its input, not as arguments");
   const chat =
-    options.chat === true ||
-    options.watch === true ||
-    (prompt === "" && process.stdin.isTTY === true && !options.json);
-  if (prompt === "" && !chat && process.stdin.isTTY !== true) prompt = await readStdin();
-  if (prompt === "" && !chat)
+    options.resume !== true &&
+    (options.chat === true ||
+      options.watch === true ||
+      (prompt === "" && process.stdin.isTTY === true && !options.json));
+  if (prompt === "" && !chat && !options.resume && process.stdin.isTTY !== true) prompt = await readStdin();
+  if (prompt === "" && !chat && !options.resume)
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
 
   const term = terminal();
@@ -76,6 +80,7 @@ export async function runCommand(
     });
     return await runAgent(agent, {
       prompt,
+      resume: options.resume === true,
       chat,
       json,
       term,
@@ -91,6 +96,7 @@ async function runAgent(
   agent: Agent,
   run: {
     prompt: string;
+    resume: boolean;
     chat: boolean;
     json: JsonOut | undefined;
     term: Terminal;
@@ -127,7 +133,7 @@ async function runAgent(
         live.close();
       }
     }
-    const outcome = await promptOnce(agent, run.prompt);
+    const outcome = await promptOnce(agent, run.prompt, run.resume);
     if (!json) sessionNote(agent, term);
     return exitCodeOf(outcome, term, json !== undefined);
   } finally {
@@ -139,16 +145,38 @@ async function runAgent(
   }
 }
 
-async function promptOnce(agent: Agent, prompt: string): Promise<RunOutcome> {
+async function promptOnce(agent: Agent, prompt: string, resume: boolean): Promise<RunOutcome> {
   try {
-    return await agent.harness.prompt(prompt);
+    return resume ? await agent.harness.resume() : await agent.harness.prompt(prompt);
   } catch (error) {
+    if (isHarnessError(error, "parked")) throw sessionParked(error.message, error);
+    if (resume && isHarnessError(error, "invalid_argument")) throw usageError(error.message);
     throw runFailed((error as Error).message, error);
   }
 }
 
+function checkResume(options: RunOptions, prompt: string): void {
+  if (prompt !== "") throw usageError("--resume continues a parked run: give no prompt");
+  if (!options.session && !options.continue)
+    throw usageError("--resume needs the session: --session <id> (or --continue)");
+  if (options.chat || options.watch) throw usageError("--resume runs once: not with --chat");
+}
+
 function exitCodeOf(outcome: RunOutcome, term: Terminal, json: boolean): number {
   if (outcome.status === "completed") return ExitCode.ok;
+  if (outcome.status === "parked") {
+    if (!json) {
+      for (const call of outcome.parked ?? []) {
+        term.err.write(
+          `${term.c.yellow("⏸ parked:")} ${call.toolName} waits for approval ${call.approvalId} (${call.askedBy}: ${call.reason})\n`,
+        );
+      }
+      term.err.write(
+        term.c.dim("answer with rein approvals approve|deny <id>, then rein run --session <id> --resume\n"),
+      );
+    }
+    return ExitCode.parked;
+  }
   if (!json && outcome.status === "blocked")
     term.err.write(`${term.c.red("✗ run blocked:")} ${outcome.reason ?? ""}\n`);
   return ExitCode.failed;

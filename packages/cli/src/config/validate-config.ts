@@ -18,6 +18,7 @@ export const CONFIG_OPTIONS = [
   "compaction",
   "mcpServe",
   "retry",
+  "approvals",
 ] as const;
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -209,6 +210,15 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
     if (typeof session !== "object" || session === null || (dir !== undefined && typeof dir !== "string")) {
       fail("session", "{ dir?: string }", session);
     }
+  }
+  const approvals = config.approvals as { park?: unknown } | undefined | null;
+  if (approvals !== undefined) {
+    if (typeof approvals !== "object" || approvals === null || Array.isArray(approvals))
+      fail("approvals", "{ park?: boolean }", approvals);
+    const extra = Object.keys(approvals as object).find((key) => key !== "park");
+    if (extra !== undefined) fail(`approvals.${extra}`, "absent (the only option is park)", extra, extra);
+    if (approvals?.park !== undefined && typeof approvals.park !== "boolean")
+      fail("approvals.park", "a boolean", approvals.park, "park");
   }
   if (systemPrompt !== undefined && typeof systemPrompt !== "string")
     fail("systemPrompt", "a string", systemPrompt);
