@@ -20,5 +20,16 @@ step "typecheck (tsconfig.tests.json)" tsc -p tsconfig.tests.json
 step "lint (biome)" biome check --log-level=error --diagnostic-level=warn .
 # Bump lists go to stdout; a missing changeset is reported on stderr.
 step "changeset status" sh -c 'changeset status >/dev/null'
+# One throwaway PostgreSQL cluster for the whole test run (unless REIN_PG_URL names
+# a server already); tests share it, each in its own database. Stopped on exit.
+if [ -z "${REIN_PG_URL:-}" ]; then
+  pg=$(node packages/test-postgres/dist/cli.js start) || {
+    echo "check: starting the test PostgreSQL cluster failed" >&2
+    exit 1
+  }
+  export REIN_PG_URL=${pg%%$'\n'*}
+  pg_dir=${pg#*$'\n'}
+  trap 'node packages/test-postgres/dist/cli.js stop "$pg_dir"' EXIT
+fi
 # The minimal reporter prints only failed files and tests (with their logs), then the summary.
 step "tests (vitest)" vitest run --reporter=minimal "$@"

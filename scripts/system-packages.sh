@@ -5,7 +5,9 @@
 #   bubblewrap  the shell tool's OS sandbox (bwrap)
 #   socat       the sandbox's network proxy bridge
 #   ripgrep     the sandbox's file scans (rg)
-# Each entry is "debian-package:command that proves it is installed".
+#   postgresql  the store-postgres tests' throwaway cluster (packages/test-postgres)
+# Each entry is "debian-package:command that proves it is installed"; a command
+# given as an absolute path (a glob) must match an existing file.
 # As root, missing packages are installed (apt-get update once, then install);
 # otherwise, or with --check, the missing ones are named and the exit code is 1.
 set -euo pipefail
@@ -16,11 +18,19 @@ PACKAGES=(
   "bubblewrap:bwrap"
   "socat:socat"
   "ripgrep:rg"
+  "postgresql:/usr/lib/postgresql/*/bin/initdb"
 )
+
+installed() {
+  case $1 in
+  /*) compgen -G "$1" >/dev/null ;;
+  *) command -v "$1" >/dev/null 2>&1 ;;
+  esac
+}
 
 missing=()
 for entry in "${PACKAGES[@]}"; do
-  command -v "${entry#*:}" >/dev/null 2>&1 || missing+=("${entry%%:*}")
+  installed "${entry#*:}" || missing+=("${entry%%:*}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
