@@ -152,6 +152,34 @@ export function buildProgram(
   }
 
   program
+    .command("worker")
+    .description(
+      "take prompt jobs from the pg-boss queue and run them, one run per session across all workers",
+    )
+    .option("--db <url>", "the queue's PostgreSQL database (default env REIN_QUEUE_URL)")
+    .option("--expire <seconds>", "an active job older than this counts as lost and is retried (default 900)")
+    .option(
+      "--grace <seconds>",
+      "on SIGTERM, how long the current run may take to finish before it is aborted (default 30)",
+    )
+    .option("--poll <seconds>", "seconds between polls for new jobs (default 1)")
+    .action((options) => run(async (g) => (await import("./commands/worker.js")).workerCommand(options, g)));
+
+  program
+    .command("submit")
+    .description(
+      "queue a prompt for rein worker (a new session unless --session); --follow streams its events",
+    )
+    .argument("<prompt...>", "what the agent should do")
+    .option("-s, --session <id>", "the session to continue (id or unique prefix)")
+    .option("--db <url>", "the queue's PostgreSQL database (default env REIN_QUEUE_URL)")
+    .option("--follow", "stream the run's events until it ends; exit like rein run")
+    .option("--json", "with --follow: every notice as one JSON line")
+    .action((words: string[], options) =>
+      run(async (g) => (await import("./commands/submit.js")).submitCommand(words, options, g)),
+    );
+
+  program
     .command("replay")
     .description(
       "re-run a session's tool calls through the current gate stack (no model, no tools); exit 1 if any verdict changed",
