@@ -232,11 +232,6 @@ describe("rein worker", { timeout: 180_000 }, () => {
         if (before.pid !== after.pid) expect(before.to).toBeLessThanOrEqual(after.from);
       }
     }
-    // The workers logged every request, and the killed one's was sent nowhere twice.
-    const completedLines = survivors.flatMap((w) =>
-      w.stderr.split("\n").filter((l) => l.endsWith(" completed")),
-    );
-    expect(completedLines.length).toBeGreaterThanOrEqual(SESSIONS - 12);
   });
 
   it("rein submit --follow streams the run's events back and exits like rein run", async () => {

@@ -86,17 +86,24 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     return { status: outcome.status };
   };
 
-  await boss.work<PromptJob>(PROMPT_QUEUE, { batchSize: 1, pollingIntervalSeconds: poll }, async (jobs) => {
-    const [job] = jobs;
-    if (!job || stopping) throw new Error("worker stopping");
-    const running = handle(job);
-    current = running;
-    try {
-      return await running;
-    } finally {
-      current = undefined;
-    }
-  });
+  const workId = await boss.work<PromptJob>(
+    PROMPT_QUEUE,
+    { batchSize: 1, pollingIntervalSeconds: poll },
+    async (jobs) => {
+      const [job] = jobs;
+      if (!job) return;
+      if (stopping) throw new Error("the worker is stopping"); // failed: retried elsewhere
+      const running = handle(job);
+      current = running;
+      try {
+        return await running;
+      } finally {
+        current = undefined;
+        // A worker that just finished a job asks for the next at once, not after the polling interval.
+        if (!stopping) boss.notifyWorker(workId);
+      }
+    },
+  );
   log(`ready (queue ${PROMPT_QUEUE}, expire ${expire}s, grace ${grace}s)`);
 
   await new Promise<void>((resolve) => {
