@@ -68,8 +68,8 @@ interface Worker {
   exit: Promise<number | null>;
 }
 
-function startWorker(dir: string, url: string): Worker {
-  const child = spawnRein(["worker", "--db", url, "--expire", "4", "--poll", "0.5", "--grace", "10"], dir);
+function startWorker(dir: string, url: string, grace = "10"): Worker {
+  const child = spawnRein(["worker", "--db", url, "--expire", "4", "--poll", "0.5", "--grace", grace], dir);
   const worker: Worker = {
     child,
     stderr: "",
@@ -256,5 +256,82 @@ describe("rein worker", { timeout: 180_000 }, () => {
     expect(notices.at(-1)).toMatchObject({ kind: "end", status: "completed" });
     worker.child.kill("SIGTERM");
     expect(await worker.exit).toBe(0);
+  });
+
+  it("SIGTERM mid-run: the run is aborted cleanly after the grace period, the worker exits 0, and another worker finishes the request", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "slow", args: {} }] }, "finished elsewhere"],
+        'plugins: ["./slow.ts"],',
+      ),
+      "slow.ts": `import { definePlugin, defineTool, Type } from "@rein/sdk";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export default definePlugin({
+  name: "slow",
+  setup(rein) {
+    rein.registerTool(defineTool({
+      name: "slow",
+      description: "Takes a minute unless aborted",
+      parameters: Type.Object({}),
+      risk: "read",
+      execute: (_args, ctx) => new Promise((resolve) => {
+        appendFileSync(join(ctx.cwd, "slow.log"), ctx.toolCallId + " " + process.pid + "\\n");
+        const timer = setTimeout(() => resolve({ content: [{ type: "text", text: "slow done" }] }), 60_000);
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          resolve({ content: [{ type: "text", text: "stopped" }], isError: true });
+        });
+      }),
+    }));
+  },
+});
+`,
+    });
+    const first = startWorker(dir, url, "0.5");
+    await until("the worker", () => first.stderr.includes("ready"), 30_000);
+    const submitted = await rein(["submit", "--db", url, "take your time"], dir);
+    expect(submitted.code).toBe(0);
+    const { sessionId } = JSON.parse(submitted.stdout) as { sessionId: string };
+    await until("the slow tool to start", () => existsSync(join(dir, "slow.log")), 30_000);
+    first.child.kill("SIGTERM");
+    expect(await first.exit).toBe(0);
+    expect(first.stderr).toContain("aborting it");
+    expect(first.stderr).toContain("sent back to the queue");
+
+    const second = startWorker(dir, url);
+    const session = () => {
+      const [summary] = new SessionStore(join(dir, ".rein/sessions"))
+        .list()
+        .filter((s) => s.id === sessionId);
+      return Session.open(JsonlStorage.open(summary?.path as string, { readOnly: true }));
+    };
+    await until(
+      "the request to finish on the second worker",
+      () => {
+        const s = session();
+        const status = finishedStatus(s);
+        s.close();
+        return status !== undefined;
+      },
+      60_000,
+      200,
+    );
+    second.child.kill("SIGTERM");
+    expect(await second.exit).toBe(0);
+    const s = session();
+    try {
+      expect(finishedStatus(s)).toBe("completed");
+      expect(s.buildContext().messages.at(-1)).toMatchObject({ role: "assistant" });
+      expect(JSON.stringify(s.buildContext().messages.at(-1))).toContain("finished elsewhere");
+      // The aborted call got its result once and was never run again.
+      expect(readFileSync(join(dir, "slow.log"), "utf8").trim().split("\n")).toHaveLength(1);
+      const results = s
+        .branch()
+        .flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message] : []));
+      expect(results).toHaveLength(1);
+    } finally {
+      s.close();
+    }
   });
 });
