@@ -258,6 +258,34 @@ describe("rein worker", { timeout: 180_000 }, () => {
     expect(await worker.exit).toBe(0);
   });
 
+  it("a run that parks on an ask ends its request as parked: submit --follow exits 3 and rein approvals sees it", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "mark", args: { n: 1 } }] }, "never reached"],
+        'plugins: ["./marks.ts", "./ask.ts"], approvals: { park: true },',
+      ),
+      "marks.ts": MARK_PLUGIN,
+      "ask.ts": `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "ask-all",
+  setup(rein) {
+    rein.hooks.toolGate.tap("ask-all", () => ({ decision: "ask", reason: "a person decides" }));
+  },
+});
+`,
+    });
+    const worker = startWorker(dir, url);
+    await until("the worker", () => worker.stderr.includes("ready"), 30_000);
+    const result = await rein(["submit", "--follow", "--db", url, "mark it"], dir);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain("parked");
+    expect(existsSync(join(dir, "marks.log"))).toBe(false);
+    const listed = await rein(["approvals", "list", "--json"], dir);
+    expect(JSON.parse(listed.stdout.trim())).toMatchObject({ toolName: "mark", status: "pending" });
+    worker.child.kill("SIGTERM");
+    expect(await worker.exit).toBe(0);
+  });
+
   it("SIGTERM mid-run: the run is aborted cleanly after the grace period, the worker exits 0, and another worker finishes the request", async () => {
     const dir = project({
       "rein.config.ts": scriptedConfig(

@@ -101,15 +101,18 @@ async function runLocked(context: JobContext, job: PromptJob): Promise<JobOutcom
     context.running(harness);
     let outcome: RunOutcome | undefined;
     let failure: string | undefined;
+    let parked = false;
     try {
       outcome = await harness.prompt(input);
     } catch (error) {
       failure = (error as Error).message;
+      // The session waits on a person's approval from an earlier run: this request waits too.
+      parked = isHarnessError(error, "parked");
     } finally {
       context.running(undefined);
     }
     if (outcome?.status === "aborted" && context.stopping()) return { kind: "stopped" };
-    const status = outcome?.status ?? (failure?.includes("parked") ? "parked" : "error");
+    const status = outcome?.status ?? (parked ? "parked" : "error");
     const reason = failure ?? outcome?.reason;
     harness.appendEntry({
       type: "custom",
