@@ -68,8 +68,12 @@ interface Worker {
   exit: Promise<number | null>;
 }
 
+/** Every worker a test started: killed after the tests, so a failing test leaves none behind. */
+const spawned: ChildProcess[] = [];
+
 function startWorker(dir: string, url: string, grace = "10"): Worker {
   const child = spawnRein(["worker", "--db", url, "--expire", "4", "--poll", "0.5", "--grace", grace], dir);
+  spawned.push(child);
   const worker: Worker = {
     child,
     stderr: "",
@@ -114,6 +118,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  for (const child of spawned)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   cleanup();
   await dropDatabase(url).catch(() => undefined);
   await postgres?.stop();
