@@ -4,8 +4,11 @@
  * shows it. Create errors only through the factories below.
  */
 
-/** `output`: the answer still did not match `--output-schema` after the repair turn. */
-export const ExitCode = { ok: 0, failed: 1, usage: 2, output: 3 } as const;
+/**
+ * `output`: the answer still did not match `--output-schema` after the repair turn.
+ * `parked`: the run waits for a person's approval (`rein approvals`), then `rein run --resume`.
+ */
+export const ExitCode = { ok: 0, failed: 1, usage: 2, output: 3, parked: 4 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 export const CliErrorCode = {
@@ -21,6 +24,8 @@ export const CliErrorCode = {
   session: "session",
   /** The run itself failed. */
   run: "run",
+  /** No such pending approval, or an answer for other arguments (`rein approvals`). */
+  approval: "approval",
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
 
@@ -91,6 +96,16 @@ export const withExitCode = (error: CliError, exitCode: number) =>
     ...(error.plugin !== undefined ? { plugin: error.plugin } : {}),
     ...(error.hint !== undefined ? { hint: error.hint } : {}),
   });
+
+/** The session waits on parked tool calls (a new prompt), or on an unanswered one (a resume). */
+export const sessionParked = (message: string, cause?: unknown) =>
+  new CliError(CliErrorCode.session, message, {
+    cause,
+    hint: "rein approvals list; answer with rein approvals approve|deny <id>, then rein run --session <id> --resume",
+  });
+
+export const approvalRefused = (message: string, cause?: unknown) =>
+  new CliError(CliErrorCode.approval, message, { cause, hint: "see rein approvals list --all" });
 
 export const runFailed = (message: string, cause?: unknown) =>
   new CliError(CliErrorCode.run, message, { cause });

@@ -5,3 +5,13 @@ export { type LoadedConfig, loadConfig } from "./config/load-config.js";
 export { cacheDir } from "./config/module-loader.js";
 export { keyVariable, type ResolvedModel, resolveModel } from "./config/resolve-model.js";
 export { CliError, CliErrorCode, ExitCode } from "./errors.js";
+export {
+  followSession,
+  openQueue,
+  PROMPT_QUEUE,
+  type PromptJob,
+  type QueueNotice,
+  type QueueSettings,
+  sessionChannel,
+  submitPrompt,
+} from "./worker/prompt-queue.js";

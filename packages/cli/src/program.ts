@@ -46,6 +46,7 @@ export function buildProgram(
       "--output-schema <file>",
       "the final answer must be JSON matching this JSON Schema (one repair turn; exit 3 if it still does not)",
     )
+    .option("--resume", "continue the session's parked run once its approvals are answered (no prompt)")
     .action((words: string[], options) =>
       run(async (g) => (await import("./commands/run.js")).runCommand(words, options, g)),
     );
@@ -133,6 +134,64 @@ export function buildProgram(
     .argument("<file>", "a session file (e.g. from `rein sessions export <id> --format jsonl -o file`)")
     .action((file: string) =>
       run(async (g) => (await import("./commands/sessions.js")).importSession(file, g)),
+    );
+
+  const approvals = program
+    .command("approvals")
+    .description(
+      "tool calls parked for a person's approval (approvals: { park: true }): list and answer them",
+    );
+  approvals
+    .command("list")
+    .description("pending approvals, oldest first")
+    .option("--all", "answered and closed ones too")
+    .option("-s, --session <id>", "only this session")
+    .option("--json", "one JSON object per line")
+    .action((options) =>
+      run(async (g) => (await import("./commands/approvals.js")).listApprovals(options, g)),
+    );
+  for (const [name, decision, what] of [
+    ["approve", "allow", "approve a parked call: the resumed run executes exactly it"],
+    ["deny", "deny", "deny a parked call: the resumed run gives the model your reason"],
+  ] as const) {
+    approvals
+      .command(name)
+      .description(what)
+      .argument("<id>", "approval id (from rein approvals list)")
+      .option("--reason <text>", "why (recorded; for deny, the tool result the model reads)")
+      .option("--hash <sha256>", "the hash you were shown: refused if the parked call's differs")
+      .option("--by <name>", "who answers (default person:<your user name>)")
+      .action((id: string, options) =>
+        run(async (g) => (await import("./commands/approvals.js")).answerApproval(decision, id, options, g)),
+      );
+  }
+
+  program
+    .command("worker")
+    .description(
+      "take prompt jobs from the pg-boss queue and run them, one run per session across all workers",
+    )
+    .option("--db <url>", "the queue's PostgreSQL database (default env REIN_QUEUE_URL)")
+    .option("--expire <seconds>", "an active job older than this counts as lost and is retried (default 900)")
+    .option(
+      "--grace <seconds>",
+      "on SIGTERM, how long the current run may take to finish before it is aborted (default 30)",
+    )
+    .option("--poll <seconds>", "seconds between polls for new jobs (default 1)")
+    .action((options) => run(async (g) => (await import("./commands/worker.js")).workerCommand(options, g)));
+
+  program
+    .command("submit")
+    .description(
+      "queue a prompt for rein worker (a new session unless --session); --follow streams its events",
+    )
+    .argument("<prompt...>", "what the agent should do")
+    .option("-s, --session <id>", "the session to continue (id or unique prefix)")
+    .option("--db <url>", "the queue's PostgreSQL database (default env REIN_QUEUE_URL)")
+    .option("--follow", "stream the run's events until it ends; exit like rein run")
+    .option("--json", "with --follow: every notice as one JSON line")
+    .action((words: string[], options) =>
+      run(async (g) => (await import("./commands/submit.js")).submitCommand(words, options, g)),
     );
 
   program

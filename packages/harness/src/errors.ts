@@ -22,6 +22,12 @@ export const HarnessErrorCode = {
   aborted: "aborted",
   /** A tool's execution failed outside the tool itself. */
   tool: "tool",
+  /** The session has parked tool calls (waiting for a person): resolve them and `resume()`. */
+  parked: "parked",
+  /** No such approval, or it was already answered. */
+  approval: "approval",
+  /** An approval names other arguments (or another tool) than the parked call: refused. */
+  approvalMismatch: "approval_mismatch",
 } as const;
 
 export type HarnessErrorCode = (typeof HarnessErrorCode)[keyof typeof HarnessErrorCode];
@@ -86,6 +92,13 @@ export const sessionError = (message: string, fields: { file?: string; cause?: u
 
 export const sessionInUse = (file: string, holder: string) =>
   new HarnessError(HarnessErrorCode.sessionInUse, `session in use: ${file} is locked by ${holder}`, { file });
+
+export const parkedError = (message: string) => new HarnessError(HarnessErrorCode.parked, message);
+
+export const approvalError = (message: string) => new HarnessError(HarnessErrorCode.approval, message);
+
+export const approvalMismatch = (message: string) =>
+  new HarnessError(HarnessErrorCode.approvalMismatch, message);
 
 export const abortedError = (message = "aborted") => new HarnessError(HarnessErrorCode.aborted, message);
 

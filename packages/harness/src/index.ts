@@ -25,6 +25,7 @@ export type {
   EventType,
   HarnessEvent,
   ListenerOptions,
+  ParkedCall,
   QueueName,
   RunOutcome,
   RunStatus,
@@ -104,6 +105,14 @@ export type {
   ToolCallPlan,
 } from "./loop/loop-types.js";
 export type { RetrySettings } from "./loop/retry.js";
+export {
+  type Approval,
+  type ApprovalAnswer,
+  type ApprovalStatus,
+  approvalsOf,
+  callHash,
+  resolveApproval,
+} from "./session/approvals.js";
 export {
   type ActiveToolsChangeEntry,
   type AgentMessage,

@@ -86,6 +86,12 @@ export interface ReinConfig {
    * persisted decision (`rein sessions show` and the export display it). Default off.
    */
   decisions?: { trail?: boolean };
+  /**
+   * Durable approvals: with `park: true` an `ask` nobody can answer (no terminal) parks
+   * the run (exit code 4) instead of denying the call; answer it later with
+   * `rein approvals approve|deny <id>` and continue with `rein run --session <id> --resume`.
+   */
+  approvals?: { park?: boolean };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

@@ -85,7 +85,7 @@ describe("createTestHarness", () => {
     await t.prompt("hello");
     const ends = t.eventsOf("agent_end");
     expectTypeOf<(typeof ends)[number]["status"]>().toEqualTypeOf<
-      "completed" | "aborted" | "error" | "blocked"
+      "completed" | "aborted" | "error" | "blocked" | "parked"
     >();
     expect(ends.map((e) => e.status)).toEqual(["completed"]);
     expect(t.events.at(-1)?.type).toBe("settled");

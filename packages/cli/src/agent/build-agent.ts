@@ -114,6 +114,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
     ...(config.decisions !== undefined ? { decisions: config.decisions } : {}),
+    ...(config.approvals?.park === true ? { onUnanswered: "park" as const } : {}),
   });
   // Rein's own config (every layer, the local one even before it exists: grants go
   // there) and plugin code are out of the file tools' reach (security invariant 4).

@@ -5,13 +5,13 @@
  * dead process's lock is taken over on the next open).
  */
 import { readFileSync } from "node:fs";
-import type { RunOutcome } from "@rein/harness";
+import { isHarnessError, type RunOutcome } from "@rein/harness";
 import type { ReinConfig, ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
 import { parseTemplateCall, recordTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
 import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
-import { ExitCode, runFailed, usageError } from "../errors.js";
+import { ExitCode, runFailed, sessionParked, usageError } from "../errors.js";
 import { type Checked, checkedRun, loadOutputSchema, type OutputSchema } from "../output/output-schema.js";
 import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
@@ -33,6 +33,8 @@ export interface RunOptions extends ConfigFlags {
   watch?: boolean;
   /** A JSON Schema file the final answer must match (exit 3 when it still does not after one repair turn). */
   outputSchema?: string;
+  /** Continue the session's parked run once its approvals are answered (no prompt). */
+  resume?: boolean;
 }
 
 export function readScript(file: string, cwd: string): ScriptStep[] {
@@ -60,14 +62,16 @@ export async function runCommand(
   if (options.session && options.continue) throw usageError("use either --session or --continue, not both");
   const script = options.script ? readScript(options.script, globals.cwd) : undefined;
   let prompt = promptWords.join(" ").trim();
+  if (options.resume) checkResume(options, prompt);
   if (options.watch && prompt !== "")
     throw usageError("rein dev is a chat: give prompts on its input, not as arguments");
   const chat =
-    options.chat === true ||
-    options.watch === true ||
-    (prompt === "" && process.stdin.isTTY === true && !options.json);
-  if (prompt === "" && !chat && process.stdin.isTTY !== true) prompt = await readStdin();
-  if (prompt === "" && !chat)
+    options.resume !== true &&
+    (options.chat === true ||
+      options.watch === true ||
+      (prompt === "" && process.stdin.isTTY === true && !options.json));
+  if (prompt === "" && !chat && !options.resume && process.stdin.isTTY !== true) prompt = await readStdin();
+  if (prompt === "" && !chat && !options.resume)
     throw usageError("no prompt given", 'rein run "what to do" (or pipe it on stdin)');
 
   const flags = flagsLayer(options);
@@ -96,6 +100,7 @@ export async function runCommand(
       prompt,
       template,
       schema,
+      resume: options.resume === true,
       chat,
       json,
       term,
@@ -114,6 +119,7 @@ async function runAgent(
     /** The prompt as a template call (`rein run /name args`). */
     template: TemplateCall | undefined;
     schema: OutputSchema | undefined;
+    resume: boolean;
     chat: boolean;
     json: JsonOut | undefined;
     term: Terminal;
@@ -162,7 +168,7 @@ async function runAgent(
     const { outcome, output } = run.schema
       ? await checkedRun(
           run.schema,
-          (t) => promptOnce(agent, t),
+          (t) => promptOnce(agent, t, false),
           text,
           (errors) => {
             if (!json)
@@ -171,7 +177,7 @@ async function runAgent(
               );
           },
         )
-      : { outcome: await promptOnce(agent, text), output: undefined };
+      : { outcome: await promptOnce(agent, text, run.resume), output: undefined };
     let code = exitCodeOf(outcome, term, json !== undefined);
     if (code === ExitCode.ok && output && !output.ok) {
       code = ExitCode.output;
@@ -195,16 +201,40 @@ async function runAgent(
   }
 }
 
-async function promptOnce(agent: Agent, prompt: string): Promise<RunOutcome> {
+async function promptOnce(agent: Agent, prompt: string, resume: boolean): Promise<RunOutcome> {
   try {
-    return await agent.harness.prompt(prompt);
+    return resume ? await agent.harness.resume() : await agent.harness.prompt(prompt);
   } catch (error) {
+    if (isHarnessError(error, "parked")) throw sessionParked(error.message, error);
+    if (resume && isHarnessError(error, "invalid_argument")) throw usageError(error.message);
     throw runFailed((error as Error).message, error);
   }
 }
 
+function checkResume(options: RunOptions, prompt: string): void {
+  if (prompt !== "") throw usageError("--resume continues a parked run: give no prompt");
+  if (!options.session && !options.continue)
+    throw usageError("--resume needs the session: --session <id> (or --continue)");
+  if (options.chat || options.watch) throw usageError("--resume runs once: not with --chat");
+  if (options.outputSchema)
+    throw usageError("--resume continues a run: --output-schema checks a prompt's answer");
+}
+
 function exitCodeOf(outcome: RunOutcome, term: Terminal, json: boolean): number {
   if (outcome.status === "completed") return ExitCode.ok;
+  if (outcome.status === "parked") {
+    if (!json) {
+      for (const call of outcome.parked ?? []) {
+        term.err.write(
+          `${term.c.yellow("⏸ parked:")} ${call.toolName} waits for approval ${call.approvalId} (${call.askedBy}: ${call.reason})\n`,
+        );
+      }
+      term.err.write(
+        term.c.dim("answer with rein approvals approve|deny <id>, then rein run --session <id> --resume\n"),
+      );
+    }
+    return ExitCode.parked;
+  }
   if (!json && outcome.status === "blocked")
     term.err.write(`${term.c.red("✗ run blocked:")} ${outcome.reason ?? ""}\n`);
   return ExitCode.failed;

@@ -19,6 +19,7 @@ export const CONFIG_OPTIONS = [
   "mcpServe",
   "retry",
   "decisions",
+  "approvals",
 ] as const;
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -223,6 +224,15 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
       fail("session.url", 'a postgres:// connection string (session.store is "postgres")', shown, "url");
     if (store !== "postgres" && url !== undefined)
       fail("session.url", 'nothing unless session.store is "postgres"', shown, "url");
+  }
+  const approvals = config.approvals as { park?: unknown } | undefined | null;
+  if (approvals !== undefined) {
+    if (typeof approvals !== "object" || approvals === null || Array.isArray(approvals))
+      fail("approvals", "{ park?: boolean }", approvals);
+    const extra = Object.keys(approvals as object).find((key) => key !== "park");
+    if (extra !== undefined) fail(`approvals.${extra}`, "absent (the only option is park)", extra, extra);
+    if (approvals?.park !== undefined && typeof approvals.park !== "boolean")
+      fail("approvals.park", "a boolean", approvals.park, "park");
   }
   if (systemPrompt !== undefined && typeof systemPrompt !== "string")
     fail("systemPrompt", "a string", systemPrompt);

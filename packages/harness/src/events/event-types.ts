@@ -35,13 +35,29 @@ export type CompactionReason = "manual" | "threshold" | "overflow";
 
 export type QueueName = "steer" | "followUp" | "nextTurn";
 
-export type RunStatus = "completed" | "aborted" | "error" | "blocked";
+export type RunStatus = "completed" | "aborted" | "error" | "blocked" | "parked";
+
+/** A tool call waiting for a person: the run ended `parked` on it (see `tool_parked`). */
+export interface ParkedCall {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  /** The final arguments (after `toolCall` rewrites): what runs if approved. */
+  args: Record<string, unknown>;
+  /** sha256 of tool name + canonical (RFC 8785) arguments: an approval binds it. */
+  argsHash: string;
+  /** The gate verdict that asked, and why. */
+  askedBy: string;
+  reason: string;
+}
 
 export interface RunOutcome {
   runId: string;
   status: RunStatus;
   /** For `blocked` and `error`: why. */
   reason?: string;
+  /** For `parked`: the calls waiting for a person, in call order. */
+  parked?: ParkedCall[];
   /** Messages this run appended, in order. */
   messages: AgentMessage[];
 }
@@ -59,6 +75,8 @@ export interface EventPayloads {
   tool_execution_update: { toolCallId: string; toolName: string; partial: ToolResult };
   tool_execution_end: { toolCallId: string; toolName: string; result: ToolResult; isError: boolean };
   tool_decision: DecisionRecord & { toolCallId: string; toolName: string; args: unknown };
+  /** An `ask` nobody answered was parked (`onUnanswered: "park"`): the run will end `parked`. */
+  tool_parked: ParkedCall;
   queue_update: {
     queue: QueueName;
     steer: AgentMessage[];
@@ -139,6 +157,7 @@ const EVENT_TYPE_TABLE: Record<EventType, true> = {
   tool_execution_update: true,
   tool_execution_end: true,
   tool_decision: true,
+  tool_parked: true,
   queue_update: true,
   config_change: true,
   save_point: true,

@@ -25,9 +25,9 @@ import type {
   WritableEntry,
 } from "../hooks/hook-types.js";
 import { type InFlightCall, PluginDriver } from "../hooks/plugin-driver.js";
-import { shortId } from "../ids.js";
 import type { StreamFunction } from "../loop/loop-types.js";
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, resolveRetrySettings } from "../loop/retry.js";
+import { refuseWhileParked } from "../session/approvals.js";
 import type { AgentMessage, EntryInput, JournalRunStatus } from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import type { SessionStore } from "../session/session-store.js";
@@ -37,11 +37,12 @@ import { HookCalls } from "./hook-calls.js";
 import { HookViews } from "./hook-views.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
 import { type AgentHarnessOptions, validateOptions } from "./options.js";
+import { type ResumeState, resumeStateOf } from "./parked-calls.js";
 import { type Phase, PhaseGate } from "./phase-gate.js";
 import { type PromptInput, promptMessage } from "./prompt-input.js";
 import { QUEUE_NAMES, QueueLedger } from "./queue-ledger.js";
 import { type RecoveryReport, recoverSession } from "./recovery.js";
-import { type ActiveRun, executeRun, type RunPort } from "./run.js";
+import { type ActiveRun, executeResume, executeRun, newRun, type RunPort } from "./run.js";
 import { SessionWriter } from "./session-writer.js";
 import { checkTarget, type NavigateOptions, type NavigateOutcome, runNavigation } from "./tree-navigation.js";
 import type { TurnSnapshot } from "./turn-snapshot.js";
@@ -94,6 +95,7 @@ export class AgentHarness extends HarnessConfig {
       requestOptions: { ...options.requestOptions },
       queueModes: { steer: "one-at-a-time", followUp: "one-at-a-time", ...options.queueModes },
       defaultToolVerdict: options.defaultToolVerdict ?? "allow",
+      onUnanswered: options.onUnanswered ?? "deny",
       cwd: options.cwd ?? process.cwd(),
       decisionTrail: options.decisions?.trail === true,
     };
@@ -255,10 +257,7 @@ export class AgentHarness extends HarnessConfig {
     this.writer.record(input);
   }
 
-  /**
-   * Sets (or with `null` removes) the label of a tree entry. A session write:
-   * at once when idle, pending until the next save point when busy.
-   */
+  /** Sets (`null`: removes) a tree entry's label; at once when idle, else pending until the next save point. */
   label(entryId: string, label: string | null): void {
     const entry = this.session.getEntry(entryId);
     if (entry === undefined || entry.type === "leaf") {
@@ -291,27 +290,33 @@ export class AgentHarness extends HarnessConfig {
   // ---- runs and structural operations ----
 
   /**
-   * Runs the agent on a prompt until it stops. Resolves with the run's outcome
-   * after `settled`; rejects with `busy` when not idle, and with code `hook` when
-   * a transform hook failed (the session then ends in a closed error message).
+   * Runs the agent on a prompt until it stops; resolves with the outcome after `settled`.
+   * Rejects with `busy` when not idle, `parked` when the session waits on parked calls,
+   * `hook` when a transform hook failed (the session then ends in a closed error message).
    */
   async prompt(input: PromptInput): Promise<RunOutcome> {
-    this.gate.take("turn", "prompt");
-    const run: ActiveRun = {
-      runId: shortId(),
-      controller: new AbortController(),
-      turnId: undefined,
-      snapshot: undefined,
-      systemPromptOverride: undefined,
-      resolvedPrompt: undefined,
-      overflowCompacted: false,
-    };
+    if (this.gate.phase === "idle") refuseWhileParked(this.session, "prompt");
+    return this.startRun("prompt", (run) => executeRun(this.runPort, run, promptMessage(input)));
+  }
+
+  /**
+   * Continues a `parked` run once its calls are answered (`resolveApproval`); see
+   * `executeResume`. Rejects with `parked` while one is pending, `invalid_argument` if none.
+   */
+  async resume(): Promise<RunOutcome> {
+    const state = this.gate.phase === "idle" ? resumeStateOf(this.session) : undefined;
+    return this.startRun("resume", (run) => executeResume(this.runPort, run, state as ResumeState));
+  }
+
+  private async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {
+    this.gate.take("turn", name);
+    const run = newRun();
     this.active = run;
     let outcome: RunOutcome | undefined;
     let failure: unknown;
     try {
       this.writer.journal({ event: "run_start", runId: run.runId });
-      outcome = await executeRun(this.runPort, run, promptMessage(input));
+      outcome = await body(run);
     } catch (error) {
       failure = error;
     }

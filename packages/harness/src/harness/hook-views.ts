@@ -90,6 +90,9 @@ function configView(source: HookViewSource): ConfigView {
     get sessionId() {
       return source.session.id;
     },
+    get onUnanswered() {
+      return config.onUnanswered;
+    },
   };
 }
 

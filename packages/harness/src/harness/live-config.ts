@@ -37,6 +37,8 @@ export interface LiveConfig {
   requestOptions: Readonly<RequestOptions>;
   queueModes: QueueModes;
   defaultToolVerdict: DefaultToolVerdict;
+  /** What an `ask` no `permissionAsk` tap answers becomes: `deny`, or `park` (durable approvals). */
+  onUnanswered: "deny" | "park";
   cwd: string;
   /** Whether tool decisions record every tap's step (option `decisions.trail`). */
   decisionTrail: boolean;

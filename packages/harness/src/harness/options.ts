@@ -42,6 +42,12 @@ export interface AgentHarnessOptions {
   cwd?: string;
   /** Verdict when no gate has an opinion. Default `allow`. */
   defaultToolVerdict?: DefaultToolVerdict;
+  /**
+   * What an `ask` that no `permissionAsk` tap answers becomes: `deny` (default), or
+   * `park`: the call is recorded in the session, the run ends `parked`, and a person
+   * answers later (`resolveApproval`, `rein approvals`) before `resume()` runs it.
+   */
+  onUnanswered?: "deny" | "park";
   failurePolicy?: Partial<FailurePolicy>;
   /** Bound on how many extra turns `beforeStop` may ask for in one run. Default 8. */
   maxStopContinuations?: number;
@@ -154,6 +160,7 @@ export const OPTION_RULES: { readonly [K in OptionKey]: OptionRule } = {
     expected: '"allow", "ask", "deny" or a function',
     ok: (v) => typeof v === "function" || v === "allow" || v === "ask" || v === "deny",
   },
+  onUnanswered: { expected: '"deny" or "park"', ok: oneOf("deny", "park") },
   failurePolicy: { expected: "an object", ok: isPlainObject, deep: checkFailurePolicy },
   maxStopContinuations: {
     expected: "an integer >= 0",

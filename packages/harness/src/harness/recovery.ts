@@ -6,7 +6,10 @@
  * - Every tool call of the active branch's last assistant message gets exactly one
  *   result: the missing ones get a synthesized error result saying what is known
  *   (not run / may or may not have completed / completed but not recorded), and
- *   that an `idempotent` tool may be retried.
+ *   that an `idempotent` tool may be retried. Except a parked message: while one of
+ *   its open calls is parked (`tool_park`) and never started, its open calls are left
+ *   open for a person's answer and `resume()`; a parked call that started (a resume
+ *   crashed) is closed like any other, so no call runs twice.
  * - An unfinished run (a `run_start` with no `run_end`) is closed with
  *   `run_end { status: "interrupted" }`, after a turn left without an answer (the
  *   branch's context ends in a user message, whatever entry is the leaf) got a
@@ -24,6 +27,7 @@ import { describeError } from "../errors.js";
 import type { QueueName } from "../events/event-types.js";
 import type { LoopTurn } from "../loop/loop-types.js";
 import { failureMessage } from "../loop/stream-assistant.js";
+import { openParks } from "../session/approvals.js";
 import type { AgentMessage, EntryInput, RecordedToolResult } from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import { openToolCalls } from "../session/tool-call-state.js";
@@ -148,7 +152,10 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
 
   // ---- what to write, in order ----
   const writes: (() => void)[] = [];
-  const missing = openToolCalls(session.branch());
+  const open = openToolCalls(session.branch());
+  const parked = new Set(openParks(session).map(({ park }) => park.toolCallId));
+  const waiting = open.some((call) => parked.has(call.id) && tools.get(call.id) === undefined);
+  const missing = waiting ? [] : open;
   for (const call of missing) {
     const trace = tools.get(call.id);
     const tool = options.tools.find((candidate) => candidate.name === call.name);
@@ -162,7 +169,7 @@ export function recoverSession(session: Session, options: RecoveryOptions): Reco
     report.toolResults.push(recoveredCall);
     writes.push(() => session.appendMessage(interruptedResult(recoveredCall)));
   }
-  if (openRun !== undefined && missing.length === 0 && awaitsAnswer(session)) {
+  if (openRun !== undefined && open.length === 0 && awaitsAnswer(session)) {
     report.closedTurn = true;
     writes.push(() =>
       session.appendMessage(

@@ -14,10 +14,11 @@
 import type { ToolCall } from "@mariozechner/pi-ai";
 import { estimateFixedTokens } from "../compaction/token-estimate.js";
 import { HarnessError, isHarnessError } from "../errors.js";
-import type { HarnessEvent, RunOutcome } from "../events/event-types.js";
+import type { HarnessEvent, ParkedCall, RunOutcome } from "../events/event-types.js";
 import type { PluginDriver } from "../hooks/plugin-driver.js";
+import { shortId } from "../ids.js";
 import { runAgentLoop } from "../loop/agent-loop.js";
-import type { AgentLoopConfig, StreamFunction } from "../loop/loop-types.js";
+import type { AgentLoopConfig, LoopResult, StreamFunction, ToolCallPlan } from "../loop/loop-types.js";
 import type { RetryPolicy } from "../loop/retry.js";
 import type { AgentMessage } from "../session/entries.js";
 import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
@@ -25,6 +26,7 @@ import { compactAfterOverflow, compactBeforeRequest, type OperationHost } from "
 import type { HookCalls } from "./hook-calls.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
 import { toUserMessage } from "./message-queues.js";
+import { answerParkedCall, parkCall, type ResumeState } from "./parked-calls.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import type { SessionWriter } from "./session-writer.js";
 import { decideToolCall } from "./tool-decisions.js";
@@ -41,7 +43,19 @@ export interface ActiveRun {
   resolvedPrompt: string | undefined;
   /** An overflow compaction happened since the last successful assistant message (at most one per turn). */
   overflowCompacted: boolean;
+  /** Calls this run parked, in call order. */
+  parked?: ParkedCall[];
 }
+
+export const newRun = (): ActiveRun => ({
+  runId: shortId(),
+  controller: new AbortController(),
+  turnId: undefined,
+  snapshot: undefined,
+  systemPromptOverride: undefined,
+  resolvedPrompt: undefined,
+  overflowCompacted: false,
+});
 
 /** What a run needs of its harness. */
 export interface RunPort {
@@ -92,9 +106,40 @@ export async function executeRun(port: RunPort, run: ActiveRun, prompt: AgentMes
   if (start.systemPrompt !== systemPrompt) run.systemPromptOverride = start.systemPrompt;
   else run.resolvedPrompt = systemPrompt;
 
-  const result = await runAgentLoop(start.messages, loopConfig(port, run));
+  return outcomeOf(run, await runAgentLoop(start.messages, loopConfig(port, run)));
+}
+
+/**
+ * Continues a parked run: the first turn answers the parked message's open calls - an
+ * approved one executes exactly the parked arguments (its hash checked again; `toolCall`
+ * and `toolGate` are not asked again: the person's verdict stands), a denied one gets the
+ * person's reason as its error result, a call never decided goes through the gates now -
+ * and the run goes on as usual.
+ */
+export async function executeResume(port: RunPort, run: ActiveRun, plan: ResumeState): Promise<RunOutcome> {
+  const { config: live } = port;
+  port.writer.recordConfigDrift({
+    model: live.model,
+    thinkingLevel: live.thinkingLevel,
+    activeToolNames: live.activeToolNames ?? live.tools.map((tool) => tool.name),
+  });
+  const config = loopConfig(port, run);
+  const decide = config.planToolCall as NonNullable<AgentLoopConfig["planToolCall"]>;
+  config.planToolCall = (call, tool, args, turn) => {
+    const answer = plan.answers.get(call.id);
+    if (answer === undefined) return decide(call, tool, args, turn);
+    const place = { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" };
+    return answerParkedCall(answer, call, tool, place, (event) => dispatch(port, run, event));
+  };
+  config.resume = { message: plan.message, openCallIds: plan.openCallIds };
+  return outcomeOf(run, await runAgentLoop([], config));
+}
+
+function outcomeOf(run: ActiveRun, result: LoopResult): RunOutcome {
+  const signal = run.controller.signal;
   if (result.status === "error" && result.error instanceof HarnessError) throw result.error;
   const outcome: RunOutcome = { runId: run.runId, status: result.status, messages: result.messages };
+  if (result.status === "parked") outcome.parked = run.parked ?? [];
   if (result.error !== undefined)
     outcome.reason = result.error instanceof Error ? result.error.message : String(result.error);
   else if (result.status === "aborted" && signal.reason instanceof HarnessError)
@@ -132,20 +177,28 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
     },
     takeSteering: () => port.ledger.take("steer").map((item) => item.message),
     takeFollowUp: () => port.ledger.take("followUp").map((item) => item.message),
-    planToolCall: (call, tool, args, turn) =>
-      decideToolCall(
+    planToolCall: async (call, tool, args, turn): Promise<ToolCallPlan> => {
+      const plan = await decideToolCall(
         {
           hooks: calls.hooks,
           defaultVerdict: () => port.config.defaultToolVerdict,
           contextFor: (info) => calls.toolContext(signal, info),
           emit: (event) => dispatch(port, run, event),
           place: { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" },
+          onUnanswered: () => port.config.onUnanswered,
         },
         call,
         tool,
         args,
         { trail: port.config.decisionTrail },
-      ),
+      );
+      if (plan.action !== "park") return plan;
+      const parked = await parkCall(port.writer, run.runId, call, plan, (event) =>
+        dispatch(port, run, event),
+      );
+      run.parked = [...(run.parked ?? []), parked];
+      return plan;
+    },
     executeTool: (tool, args, context) => executeTool(port, run, tool, args, context),
     beforeStop: async (last, continuations) => {
       if (continuations >= port.maxStopContinuations()) return undefined;

@@ -35,6 +35,8 @@ export interface DecisionEnvironment {
   emit(event: HarnessEvent): Promise<void>;
   /** Where the call is inspected (the turn's cwd and session). */
   place: ToolInspectionContext;
+  /** What an `ask` nobody answers becomes: `deny` (default) or `park` (wait for a person). */
+  onUnanswered?(): "deny" | "park";
 }
 
 export const HARNESS_DECIDER = "harness";
@@ -164,6 +166,9 @@ async function decide(
   let record: DecisionRecord;
   if (verdict.decision === "ask") {
     const answer = await runBail(env.hooks, "permissionAsk", { call: gateCall, verdict }, context, trail);
+    if (!answer && env.onUnanswered?.() === "park") {
+      return { action: "park", args, askedBy: verdict.by, reason: verdict.reason, gate: verdict, facts };
+    }
     record = answer
       ? {
           decision: answer.decision,

@@ -33,6 +33,8 @@ export interface ConfigView {
   readonly requestOptions: Readonly<RequestOptions>;
   readonly cwd: string;
   readonly sessionId: string;
+  /** What an unanswered `ask` becomes: a permission plugin with nobody to ask may leave it to `park`. */
+  readonly onUnanswered: "deny" | "park";
 }
 
 /** Queue operations, safe to call from taps and listeners. */

@@ -10,7 +10,10 @@
  * (and so persisted by the harness) before anything else can fail or abort.
  * Transient provider errors are retried inside the turn (`config.retry`); a turn
  * that still ended in a provider error is closed first, and only then may
- * `config.recoverTurn` ask for a fresh turn repeating the request.
+ * `config.recoverTurn` ask for a fresh turn repeating the request. A turn whose
+ * tool calls parked ends the run `parked` once the turn is closed; a resumed run
+ * (`config.resume`) starts with a turn that answers the parked message's open
+ * calls instead of requesting a new reply.
  */
 import { describeError, isHarnessError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
@@ -39,6 +42,7 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
   let turn: LoopTurn | undefined;
   let turnOpen: { turnId: string; closed: boolean; reply?: AssistantMessage } | undefined;
   let turnIndex = 0;
+  let resuming = config.resume;
 
   try {
     await emit({ type: "agent_start", runId });
@@ -59,7 +63,9 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
         pending = [];
 
         turn = await prepareTurn();
-        const streamed = await requestAssistant(turn, config, signal, emit, runId);
+        const streamed = resuming
+          ? { message: resuming.message }
+          : await requestAssistant(turn, config, signal, emit, runId);
         last = streamed.message;
         turnOpen.reply = last;
         if (
@@ -91,7 +97,8 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
           break run;
         }
 
-        const tools = await runToolCalls(last, turn, config, signal, emit);
+        const tools = await runToolCalls(resuming ? openPart(resuming) : last, turn, config, signal, emit);
+        resuming = undefined;
         hasToolResults = tools.results.length > 0;
         if (tools.failure !== undefined) {
           await emitMessage(emit, failureMessage(turn, describeError(tools.failure)));
@@ -107,6 +114,10 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
         await closeTurn(emit, runId, turnOpen, last, tools.results);
         if (signal.aborted) {
           status = "aborted";
+          break run;
+        }
+        if (tools.parked) {
+          status = "parked";
           break run;
         }
         pending = config.takeSteering?.() ?? [];
@@ -150,6 +161,15 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
   return error === undefined
     ? { runId, status, messages: produced }
     : { runId, status, messages: produced, error };
+}
+
+/** The parked message with only its still-open tool calls: the ones with results never run again. */
+function openPart({ message, openCallIds }: NonNullable<AgentLoopConfig["resume"]>): AssistantMessage {
+  const open = new Set(openCallIds);
+  return {
+    ...message,
+    content: message.content.filter((block) => block.type !== "toolCall" || open.has(block.id)),
+  };
 }
 
 async function emitMessage(emit: (event: HarnessEvent) => Promise<void>, message: AgentMessage) {

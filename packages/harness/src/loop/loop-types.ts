@@ -33,7 +33,19 @@ export type ToolCallPlan =
       facts?: Readonly<ToolCallFacts>;
       decision?: DecisionRecord;
     }
-  | { action: "refuse"; result: ToolResult; decision?: DecisionRecord };
+  | { action: "refuse"; result: ToolResult; decision?: DecisionRecord }
+  /**
+   * Wait for a person (an `ask` nobody answered, `onUnanswered: "park"`): the call gets
+   * no result now; calls after it in the message are not decided; the run ends `parked`.
+   */
+  | {
+      action: "park";
+      args: Record<string, unknown>;
+      askedBy: string;
+      reason: string;
+      /** Nobody has decided yet (the person answers later). */
+      decision?: undefined;
+    };
 
 export type StreamFunction = typeof streamSimple;
 
@@ -118,11 +130,16 @@ export interface AgentLoopConfig extends LoopHooks {
    */
   prepareTurn?(): Promise<LoopTurn> | LoopTurn;
   context?: LoopTurn;
+  /**
+   * Resume a parked run: the first turn makes no request but answers this persisted
+   * assistant message's tool calls named in `openCallIds` (the others have results).
+   */
+  resume?: { message: AssistantMessage; openCallIds: readonly string[] };
 }
 
 export interface LoopResult {
   runId: string;
-  status: "completed" | "aborted" | "error";
+  status: "completed" | "aborted" | "error" | "parked";
   /** Every message the run produced, prompts first, in order. */
   messages: AgentMessage[];
   /** For `error`: what failed (a provider error message or a thrown error). */

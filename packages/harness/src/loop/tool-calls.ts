@@ -10,7 +10,10 @@
  * tool runs alone; once the run's signal aborts no further call starts (not from
  * a gate tap that aborted, not between two sequential calls); a failure of the
  * caller's hooks never leaves a call without a result: it is recorded and
- * returned as `failure`, and calls planned after it are not executed.
+ * returned as `failure`, and calls planned after it are not executed. The one
+ * exception to "a result for every call": a call planned `park` waits for a person,
+ * so it and the calls after it get no result now (they are not even decided); the
+ * calls before it run as usual and the outcome says `parked`.
  */
 import type { ToolCall } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
@@ -31,18 +34,22 @@ export interface ToolCallsOutcome {
   results: RecordedToolResult[];
   /** A hook failure that fails the run once the results are recorded. */
   failure?: unknown;
+  /** A call was parked: it and the calls after it have no result yet. */
+  parked?: true;
 }
 
 interface PlannedCall {
   call: ToolCall;
   tool: AnyAgentTool | undefined;
-  plan: ToolCallPlan;
+  plan: DecidedPlan;
 }
 
 const HARNESS = "harness";
 const NOT_STARTED_ABORTED = "not executed: the run was aborted before this call started";
 
-const refuse = (text: string, decision?: DecisionRecord): ToolCallPlan => ({
+type DecidedPlan = Exclude<ToolCallPlan, { action: "park" }>;
+
+const refuse = (text: string, decision?: DecisionRecord): DecidedPlan => ({
   action: "refuse",
   result: { content: [{ type: "text", text }], isError: true },
   decision,
@@ -57,6 +64,7 @@ export async function runToolCalls(
 ): Promise<ToolCallsOutcome> {
   const calls = assistant.content.filter((block): block is ToolCall => block.type === "toolCall");
   let failure: unknown;
+  let parked = false;
   const planned: PlannedCall[] = [];
   for (const call of calls) {
     const tool = turn.tools.find((candidate) => candidate.name === call.name);
@@ -69,7 +77,12 @@ export async function runToolCalls(
       continue;
     }
     try {
-      planned.push({ call, tool, plan: await planCall(call, tool, turn, config, emit) });
+      const plan = await planCall(call, tool, turn, config, emit);
+      if (plan.action === "park") {
+        parked = true;
+        break; // the calls after it are decided when the run resumes
+      }
+      planned.push({ call, tool, plan });
     } catch (error) {
       failure = error;
       planned.push({ call, tool, plan: refuse(`not executed: ${describeError(error)}`) });
@@ -97,7 +110,9 @@ export async function runToolCalls(
     await emit({ type: "message_start", message });
     await emit({ type: "message_end", message });
   }
-  return failure === undefined ? { results } : { results, failure };
+  const outcome: ToolCallsOutcome = failure === undefined ? { results } : { results, failure };
+  if (parked) outcome.parked = true;
+  return outcome;
 }
 
 async function planCall(

@@ -26,6 +26,8 @@ export interface DecisionRecord {
   askedBy?: string;
   /** Set when the gate said `ask` and no `permissionAsk` tap answered (so the call was denied). */
   unanswered?: true;
+  /** Set when the call was parked and a person resolved it later (`tool_approval`): the approval's id. */
+  approvalId?: string;
   /**
    * What every tap said, in tap order (`toolCall`, then `toolGate`, then
    * `permissionAsk`): recorded only when the harness option `decisions.trail` is on.
@@ -158,7 +160,7 @@ export type SessionEntry =
 export type SessionEntryType = SessionEntry["type"];
 
 /** A run's end as the journal records it; `interrupted` is written by recovery. */
-export type JournalRunStatus = "completed" | "aborted" | "error" | "blocked" | "interrupted";
+export type JournalRunStatus = "completed" | "aborted" | "error" | "blocked" | "interrupted" | "parked";
 
 /** The queues whose accepted messages the journal makes durable. */
 export type JournalQueue = "steer" | "followUp" | "nextTurn";
@@ -182,7 +184,36 @@ export type JournalRecord =
   /** Queued messages consumed without a message entry of their own to carry the id. */
   | { event: "queue_take"; queue: JournalQueue; queueIds: string[] }
   /** A session write accepted while busy; committed later as an entry carrying `pendingId`. */
-  | { event: "pending_write"; pendingId: string; input: EntryInput };
+  | { event: "pending_write"; pendingId: string; input: EntryInput }
+  /**
+   * A call the gate put to a person nobody was there to answer (`onUnanswered: "park"`):
+   * the run ended `parked`, the call stays open until a `tool_approval` resolves it.
+   * `args` are the final arguments (after `toolCall` rewrites); `argsHash` binds them.
+   */
+  | {
+      event: "tool_park";
+      runId: string;
+      approvalId: string;
+      toolCallId: string;
+      toolName: string;
+      args: Record<string, unknown>;
+      argsHash: string;
+      /** The gate verdict that asked. */
+      askedBy: string;
+      reason: string;
+    }
+  /** A person's answer to a parked call, written through the approvals API (never by a run). */
+  | {
+      event: "tool_approval";
+      approvalId: string;
+      toolCallId: string;
+      decision: "allow" | "deny";
+      /** Who answered (e.g. `person:alice`). */
+      by: string;
+      reason: string;
+      /** The hash of tool name + arguments the person approved: must equal the park's. */
+      argsHash: string;
+    };
 
 export type JournalEvent = JournalRecord["event"];
 

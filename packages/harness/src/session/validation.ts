@@ -35,7 +35,7 @@ const THINKING_LEVELS = new Set(["off", "minimal", "low", "medium", "high", "xhi
 const isStringArray = (value: unknown) =>
   Array.isArray(value) && value.every((item) => typeof item === "string");
 const QUEUES = new Set(["steer", "followUp", "nextTurn"]);
-const RUN_STATUSES = new Set(["completed", "aborted", "error", "blocked", "interrupted"]);
+const RUN_STATUSES = new Set(["completed", "aborted", "error", "blocked", "interrupted", "parked"]);
 
 function requireQueue(entry: Fields): string | undefined {
   return typeof entry.queue === "string" && QUEUES.has(entry.queue)
@@ -80,6 +80,26 @@ const JOURNAL_CHECKS: Record<string, (entry: Fields) => string | undefined> = {
     requireQueue(entry) ??
     (isStringArray(entry.queueIds) ? undefined : `expected "queueIds" to be an array of strings`),
   pending_write: (entry) => requireString(entry, "pendingId") ?? pendingInputProblem(entry.input),
+  tool_park: (entry) =>
+    requireString(entry, "runId") ??
+    requireString(entry, "approvalId") ??
+    requireString(entry, "toolCallId") ??
+    requireString(entry, "toolName") ??
+    requireString(entry, "argsHash") ??
+    requireString(entry, "askedBy") ??
+    requireString(entry, "reason") ??
+    (isObject(entry.args) ? undefined : `expected "args" to be an object, got ${show(entry.args)}`),
+  tool_approval: (entry) =>
+    requireString(entry, "approvalId") ??
+    requireString(entry, "toolCallId") ??
+    requireString(entry, "by") ??
+    requireString(entry, "argsHash") ??
+    (typeof entry.reason === "string"
+      ? undefined
+      : `expected a string "reason", got ${show(entry.reason)}`) ??
+    (entry.decision === "allow" || entry.decision === "deny"
+      ? undefined
+      : `expected "decision" to be "allow" or "deny", got ${show(entry.decision)}`),
 };
 
 /** What a harness queues while busy: config changes and the writes `appendEntry` accepts. */

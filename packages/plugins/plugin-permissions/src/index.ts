@@ -297,7 +297,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
 
       rein.hooks.permissionAsk.tapPromise(
         rein.plugin.name,
-        async (request, context): Promise<PermissionAnswer> => {
+        async (request, context): Promise<PermissionAnswer | undefined> => {
           // Plan mode is read-only whoever asks: no prompt, no grant lets a change through.
           const refusal = planRefusal(options.mode, request.call);
           if (refusal) return { decision: "deny", reason: refusal };
@@ -320,7 +320,11 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
           }
           const io = resolveIO();
           const interactive = io.isTTY ?? (io.input.isTTY === true && io.output.isTTY === true);
-          if (!interactive) return { decision: "deny", reason: mask(nonInteractiveReason(request)) };
+          if (!interactive) {
+            // Nobody to ask here: with durable approvals the harness parks the call for a person.
+            if (context.config.onUnanswered === "park") return undefined;
+            return { decision: "deny", reason: mask(nonInteractiveReason(request)) };
+          }
 
           const answer = await serially(() =>
             // A grant given while this request waited in line may already cover it.

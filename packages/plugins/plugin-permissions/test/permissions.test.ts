@@ -174,6 +174,21 @@ describe("without a terminal", () => {
     expect(term.shown()).toBe("");
   });
 
+  it("leaves the ask unanswered when the harness parks unanswered asks: the run parks for a person", async () => {
+    const term = terminal("y\n", false);
+    t = await createTestHarness({
+      plugins: [askPush, createPermissionsPlugin({ io: term.io })],
+      tools,
+      config: { onUnanswered: "park" },
+      script: [push("c1")],
+    });
+    const outcome = await t.prompt("push");
+    expect(outcome.status).toBe("parked");
+    expect(outcome.parked).toMatchObject([{ toolCallId: "c1", askedBy: "house:push" }]);
+    expect(executed).toEqual([]);
+    expect(term.shown()).toBe("");
+  });
+
   it("never prompts with prompt: never, even on a terminal (the default export, on process.stdin)", async () => {
     t = await createTestHarness({ plugins: [[permissions, { prompt: "never" }]], tools });
     expect(await t.checkToolCall({ name: "write", args: { path: "a" } })).toMatchObject({

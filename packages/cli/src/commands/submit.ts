@@ -1,0 +1,100 @@
+/**
+ * `rein submit [prompt...]`: queues a prompt for `rein worker` (a new session unless
+ * `--session` names one) and prints the session and request ids; `--follow` streams
+ * the request's events back (LISTEN/NOTIFY) until it ends and exits as `rein run` would.
+ */
+import { sessionStore } from "../agent/build-agent.js";
+import { loadConfig } from "../config/load-config.js";
+import { ExitCode, sessionNotFound, usageError } from "../errors.js";
+import type { GlobalOptions } from "../program.js";
+import { terminal } from "../ui/terminal.js";
+import { followSession, openQueue, type QueueNotice, submitPrompt } from "../worker/prompt-queue.js";
+import { queueUrl } from "./worker.js";
+
+export interface SubmitOptions {
+  db?: string;
+  session?: string;
+  follow?: boolean;
+  json?: boolean;
+}
+
+export async function submitCommand(
+  words: string[],
+  options: SubmitOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  const prompt = words.join(" ").trim();
+  if (prompt === "") throw usageError("no prompt given", 'rein submit "what to do" [--session <id>]');
+  const url = queueUrl(options.db);
+  const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+  const store = sessionStore(loaded);
+  let sessionId: string;
+  if (options.session) {
+    try {
+      const path = store.pathOf(options.session);
+      // The full id, so workers and followers agree on it.
+      sessionId = store.list().find((summary) => summary.path === path)?.id ?? options.session;
+    } catch (error) {
+      throw sessionNotFound((error as Error).message, error);
+    }
+  } else {
+    const session = store.create({ cwd: globals.cwd });
+    sessionId = session.id;
+    session.close();
+  }
+  const term = terminal();
+  let ended: ((status: string) => void) | undefined;
+  const end = new Promise<string>((resolve) => {
+    ended = resolve;
+  });
+  let requestId: string | undefined;
+  const early: QueueNotice[] = [];
+  const onNotice = (notice: QueueNotice) => {
+    if (requestId === undefined) {
+      early.push(notice);
+      return;
+    }
+    if (notice.requestId !== requestId) return;
+    if (options.json) term.out.write(`${JSON.stringify(notice)}\n`);
+    else if (notice.kind === "event") describe(notice.event, term.out, term.err);
+    if (notice.kind === "end") ended?.(notice.status);
+  };
+  const follower = options.follow ? await followSession(url, sessionId, onNotice) : undefined;
+  const boss = await openQueue(url, { role: "client" });
+  try {
+    requestId = await submitPrompt(boss, { sessionId, prompt });
+  } finally {
+    await boss.stop({ graceful: false, wait: true, timeout: 1_000 });
+  }
+  term.err.write(`submitted request ${requestId} for session ${sessionId}\n`);
+  if (!follower) {
+    term.out.write(`${JSON.stringify({ requestId, sessionId })}\n`);
+    return ExitCode.ok;
+  }
+  for (const notice of early.splice(0)) onNotice(notice);
+  const status = await end;
+  await follower.stop();
+  return status === "completed" ? ExitCode.ok : status === "parked" ? ExitCode.parked : ExitCode.failed;
+}
+
+function describe(
+  event: { type: string; [key: string]: unknown },
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+) {
+  if (event.type === "message_end") {
+    const message = event.message as { role?: string; content?: unknown };
+    if (message?.role === "assistant" && Array.isArray(message.content)) {
+      const text = message.content
+        .flatMap((block: { type?: string; text?: string }) =>
+          block.type === "text" && block.text ? [block.text] : [],
+        )
+        .join("");
+      if (text) out.write(`${text}\n`);
+    }
+  } else if (event.type === "tool_execution_start") {
+    err.write(`→ ${String(event.toolName)}\n`);
+  } else if (event.type === "tool_parked") {
+    err.write(`⏸ parked: ${String(event.toolName)} waits for approval ${String(event.approvalId)}\n`);
+  }
+}

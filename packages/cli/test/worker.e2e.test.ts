@@ -1,0 +1,371 @@
+/**
+ * `rein worker` through the built binary, on a real PostgreSQL (a throwaway cluster,
+ * or REIN_PG_URL): 3 worker processes, 50+ sessions of tool-calling prompts on the
+ * scripted model, one worker SIGKILLed mid-run. Every request completes, every tool
+ * call's side effect happens at most once (by call id), and no session ever has two
+ * writers (by the tool's own log and by each session's journal).
+ */
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { JsonlStorage, Session, SessionStore } from "@rein/harness";
+import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "@rein/test-postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openQueue, submitPrompt } from "../src/worker/prompt-queue.js";
+import { REQUEST_ENTRY } from "../src/worker/session-jobs.js";
+import { cleanup, project, rein, scriptedConfig, spawnRein } from "./support/rein-process.js";
+
+const SESSIONS = 51;
+
+/** A tool that logs "start"/"end" lines with session, call id, pid and time, taking 120 ms between. */
+const MARK_PLUGIN = `import { definePlugin, defineTool, Type } from "@rein/sdk";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+
+export default definePlugin({
+  name: "marks",
+  setup(rein) {
+    rein.registerTool(defineTool({
+      name: "mark",
+      description: "Record a mark",
+      parameters: Type.Object({ n: Type.Number() }),
+      risk: "write",
+      execute: async (args, ctx) => {
+        const line = (what) => ctx.sessionId + " " + ctx.toolCallId + " " + process.pid + " " + what + " " + Date.now() + "\\n";
+        appendFileSync(join(ctx.cwd, "marks.log"), line("start"));
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        appendFileSync(join(ctx.cwd, "marks.log"), line("end"));
+        return { content: [{ type: "text", text: "marked " + args.n }] };
+      },
+    }));
+  },
+});
+`;
+
+interface Mark {
+  session: string;
+  call: string;
+  pid: number;
+  what: "start" | "end";
+  at: number;
+}
+
+const readMarks = (dir: string): Mark[] =>
+  existsSync(join(dir, "marks.log"))
+    ? readFileSync(join(dir, "marks.log"), "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => {
+          const [session, call, pid, what, at] = line.split(" ");
+          return { session, call, pid: Number(pid), what, at: Number(at) } as Mark;
+        })
+    : [];
+
+interface Worker {
+  child: ChildProcess;
+  stderr: string;
+  exit: Promise<number | null>;
+}
+
+/** Every worker a test started: killed after the tests, so a failing test leaves none behind. */
+const spawned: ChildProcess[] = [];
+
+function startWorker(dir: string, url: string, grace = "10"): Worker {
+  const child = spawnRein(["worker", "--db", url, "--expire", "4", "--poll", "0.5", "--grace", grace], dir);
+  spawned.push(child);
+  const worker: Worker = {
+    child,
+    stderr: "",
+    exit: new Promise((resolve) => child.on("exit", (code) => resolve(code))),
+  };
+  child.stderr?.on("data", (chunk) => {
+    worker.stderr += chunk;
+  });
+  child.stdin?.end();
+  return worker;
+}
+
+async function until(what: string, check: () => boolean, timeoutMs: number, stepMs = 50): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, stepMs));
+  }
+}
+
+function sessionsOf(dir: string): Session[] {
+  return new SessionStore(join(dir, ".rein/sessions"))
+    .list()
+    .map((summary) => Session.open(JsonlStorage.open(summary.path, { readOnly: true })));
+}
+
+const finishedStatus = (session: Session): string | undefined => {
+  for (const entry of session.entries()) {
+    if (entry.type !== "custom" || entry.customType !== REQUEST_ENTRY) continue;
+    const data = entry.data as { state?: string; status?: string };
+    if (data.state === "finished") return data.status;
+  }
+  return undefined;
+};
+
+let postgres: TestPostgres;
+let url: string;
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  url = await createDatabase(postgres.url, "rein_worker");
+}, 60_000);
+
+afterAll(async () => {
+  for (const child of spawned)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  cleanup();
+  await dropDatabase(url).catch(() => undefined);
+  await postgres?.stop();
+});
+
+describe("rein worker", { timeout: 180_000 }, () => {
+  it("3 workers, 51 sessions, one worker SIGKILLed mid-run: every request completes, no tool call runs twice, one writer per session", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [
+          { toolCalls: [{ name: "mark", args: { n: 1 } }] },
+          { toolCalls: [{ name: "mark", args: { n: 2 } }] },
+          "done",
+        ],
+        'plugins: ["./marks.ts"],',
+      ),
+      "marks.ts": MARK_PLUGIN,
+    });
+    const store = new SessionStore(join(dir, ".rein/sessions"));
+    const ids: string[] = [];
+    for (let i = 0; i < SESSIONS; i++) {
+      const session = store.create({ cwd: dir });
+      ids.push(session.id);
+      session.close();
+    }
+    const workers = [startWorker(dir, url), startWorker(dir, url), startWorker(dir, url)];
+    await until("3 workers ready", () => workers.every((w) => w.stderr.includes("ready")), 30_000);
+
+    const boss = await openQueue(url, { role: "client" });
+    for (const sessionId of ids) await submitPrompt(boss, { sessionId, prompt: "mark twice" });
+    await boss.stop({ graceful: false, wait: true, timeout: 1_000 });
+
+    // Kill the first worker while one of its tool calls is running (started, not ended).
+    const victim = workers[0] as Worker;
+    const victimPid = victim.child.pid as number;
+    let killedAt = 0;
+    let killedCall: Mark | undefined;
+    await until(
+      "the first worker to be mid tool call",
+      () => {
+        const marks = readMarks(dir);
+        const ended = new Set(marks.filter((m) => m.what === "end").map((m) => m.call));
+        killedCall = marks.find((m) => m.pid === victimPid && m.what === "start" && !ended.has(m.call));
+        if (killedCall && marks.filter((m) => m.what === "end").length >= 6) {
+          victim.child.kill("SIGKILL");
+          killedAt = Date.now();
+          return true;
+        }
+        return false;
+      },
+      60_000,
+      5,
+    );
+    expect(await victim.exit).toBe(null);
+
+    await until(
+      "every request to finish",
+      () => {
+        const sessions = sessionsOf(dir);
+        const done = sessions.filter((s) => finishedStatus(s) !== undefined).length;
+        for (const s of sessions) s.close();
+        return done === SESSIONS;
+      },
+      150_000,
+      500,
+    );
+    const survivors = workers.slice(1);
+    const survivorsLog = (all: Worker[]) => all.slice(1).flatMap((w) => w.stderr.split("\n"));
+    for (const worker of survivors) worker.child.kill("SIGTERM");
+    for (const worker of survivors) expect(await worker.exit).toBe(0);
+    for (const worker of survivors) expect(worker.stderr).toContain("stopped");
+
+    const marks = readMarks(dir);
+    // At most once per tool call id: one start line each, and every start by one process.
+    const starts = marks.filter((m) => m.what === "start");
+    expect(new Set(starts.map((m) => m.call)).size).toBe(starts.length);
+    // Each session got its two mark calls done (the killed one may lack its end, never repeat).
+    const sessions = sessionsOf(dir);
+    try {
+      for (const session of sessions) {
+        expect(finishedStatus(session)).toBe("completed");
+        const last = session.buildContext().messages.at(-1);
+        expect(last).toMatchObject({ role: "assistant", stopReason: "stop" });
+        // Never two writers: the journal's runs never overlap.
+        let open = 0;
+        for (const record of session.journal()) {
+          if (record.event === "run_start") open++;
+          if (record.event === "run_end") open--;
+          expect(open).toBeLessThanOrEqual(1);
+        }
+      }
+      // The killed run was recovered and continued by another worker.
+      const killed = sessions.find((s) => s.id === killedCall?.session) as Session;
+      expect(killed.journal().some((r) => r.event === "run_end" && r.status === "interrupted")).toBe(true);
+      expect(
+        survivorsLog(workers).some((line) => line.includes(killed.id) && line.endsWith(" completed")),
+      ).toBe(true);
+      expect(marks.filter((m) => m.call === killedCall?.call && m.what === "end")).toEqual([]);
+    } finally {
+      for (const session of sessions) session.close();
+    }
+    // Never two writers, by the tools' own log: per session, a process's tool calls
+    // never overlap another process's (the killed process's open call ends at the kill).
+    const bySession = new Map<string, Mark[]>();
+    for (const mark of marks) bySession.set(mark.session, [...(bySession.get(mark.session) ?? []), mark]);
+    for (const list of bySession.values()) {
+      const spans = list
+        .filter((m) => m.what === "start")
+        .map((start) => {
+          const end = list.find((m) => m.what === "end" && m.call === start.call);
+          return { pid: start.pid, from: start.at, to: end?.at ?? killedAt };
+        })
+        .sort((a, b) => a.from - b.from);
+      for (let i = 1; i < spans.length; i++) {
+        const [before, after] = [spans[i - 1], spans[i]] as [(typeof spans)[0], (typeof spans)[0]];
+        if (before.pid !== after.pid) expect(before.to).toBeLessThanOrEqual(after.from);
+      }
+    }
+  });
+
+  it("rein submit --follow streams the run's events back and exits like rein run", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "mark", args: { n: 1 } }] }, "followed to the end"],
+        'plugins: ["./marks.ts"],',
+      ),
+      "marks.ts": MARK_PLUGIN,
+    });
+    const worker = startWorker(dir, url);
+    await until("the worker", () => worker.stderr.includes("ready"), 30_000);
+    const result = await rein(["submit", "--follow", "--json", "--db", url, "mark once"], dir);
+    expect(result.code).toBe(0);
+    const notices = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { kind: string; status?: string; event?: { type: string } });
+    const types = notices.filter((n) => n.kind === "event").map((n) => n.event?.type);
+    expect(types).toContain("agent_start");
+    expect(types).toContain("tool_execution_end");
+    expect(notices.at(-1)).toMatchObject({ kind: "end", status: "completed" });
+    worker.child.kill("SIGTERM");
+    expect(await worker.exit).toBe(0);
+  });
+
+  it("a run that parks on an ask ends its request as parked: submit --follow exits 4 and rein approvals sees it", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "mark", args: { n: 1 } }] }, "never reached"],
+        'plugins: ["./marks.ts", "./ask.ts"], approvals: { park: true },',
+      ),
+      "marks.ts": MARK_PLUGIN,
+      "ask.ts": `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "ask-all",
+  setup(rein) {
+    rein.hooks.toolGate.tap("ask-all", () => ({ decision: "ask", reason: "a person decides" }));
+  },
+});
+`,
+    });
+    const worker = startWorker(dir, url);
+    await until("the worker", () => worker.stderr.includes("ready"), 30_000);
+    const result = await rein(["submit", "--follow", "--db", url, "mark it"], dir);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain("parked");
+    expect(existsSync(join(dir, "marks.log"))).toBe(false);
+    const listed = await rein(["approvals", "list", "--json"], dir);
+    expect(JSON.parse(listed.stdout.trim())).toMatchObject({ toolName: "mark", status: "pending" });
+    worker.child.kill("SIGTERM");
+    expect(await worker.exit).toBe(0);
+  });
+
+  it("SIGTERM mid-run: the run is aborted cleanly after the grace period, the worker exits 0, and another worker finishes the request", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "slow", args: {} }] }, "finished elsewhere"],
+        'plugins: ["./slow.ts"],',
+      ),
+      "slow.ts": `import { definePlugin, defineTool, Type } from "@rein/sdk";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export default definePlugin({
+  name: "slow",
+  setup(rein) {
+    rein.registerTool(defineTool({
+      name: "slow",
+      description: "Takes a minute unless aborted",
+      parameters: Type.Object({}),
+      risk: "read",
+      execute: (_args, ctx) => new Promise((resolve) => {
+        appendFileSync(join(ctx.cwd, "slow.log"), ctx.toolCallId + " " + process.pid + "\\n");
+        const timer = setTimeout(() => resolve({ content: [{ type: "text", text: "slow done" }] }), 60_000);
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          resolve({ content: [{ type: "text", text: "stopped" }], isError: true });
+        });
+      }),
+    }));
+  },
+});
+`,
+    });
+    const first = startWorker(dir, url, "0.5");
+    await until("the worker", () => first.stderr.includes("ready"), 30_000);
+    const submitted = await rein(["submit", "--db", url, "take your time"], dir);
+    expect(submitted.code).toBe(0);
+    const { sessionId } = JSON.parse(submitted.stdout) as { sessionId: string };
+    await until("the slow tool to start", () => existsSync(join(dir, "slow.log")), 30_000);
+    first.child.kill("SIGTERM");
+    expect(await first.exit).toBe(0);
+    expect(first.stderr).toContain("aborting it");
+    expect(first.stderr).toContain("sent back to the queue");
+
+    const second = startWorker(dir, url);
+    const session = () => {
+      const [summary] = new SessionStore(join(dir, ".rein/sessions"))
+        .list()
+        .filter((s) => s.id === sessionId);
+      return Session.open(JsonlStorage.open(summary?.path as string, { readOnly: true }));
+    };
+    await until(
+      "the request to finish on the second worker",
+      () => {
+        const s = session();
+        const status = finishedStatus(s);
+        s.close();
+        return status !== undefined;
+      },
+      60_000,
+      200,
+    );
+    second.child.kill("SIGTERM");
+    expect(await second.exit).toBe(0);
+    const s = session();
+    try {
+      expect(finishedStatus(s)).toBe("completed");
+      expect(s.buildContext().messages.at(-1)).toMatchObject({ role: "assistant" });
+      expect(JSON.stringify(s.buildContext().messages.at(-1))).toContain("finished elsewhere");
+      // The aborted call got its result once and was never run again.
+      expect(readFileSync(join(dir, "slow.log"), "utf8").trim().split("\n")).toHaveLength(1);
+      const results = s
+        .branch()
+        .flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message] : []));
+      expect(results).toHaveLength(1);
+    } finally {
+      s.close();
+    }
+  });
+});
