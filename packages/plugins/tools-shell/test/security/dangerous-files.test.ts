@@ -11,6 +11,7 @@ import {
   appendFileSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -72,6 +73,20 @@ describe("dangerous files that appear between two sandboxed commands are protect
     const second = await run("echo pwned >> sub/.bashrc; echo pwned >> real/.bashrc", root);
     expect(readFileSync(rc, "utf8"), textOf(second)).toBe(ORIGINAL);
     expect(lstatSync(join(root, "sub")).isSymbolicLink()).toBe(true);
+  });
+
+  it("Rein's state swapped for a symlink between commands: the command is refused, nothing is written", async () => {
+    mkdirSync(join(root, ".rein", "sessions"), { recursive: true });
+    mkdirSync(join(root, "elsewhere"));
+    const first = await run("true", root);
+    expect(first.isError, textOf(first)).toBe(false);
+    rmSync(join(root, ".rein"), { recursive: true });
+    symlinkSync(join(root, "elsewhere"), join(root, ".rein"));
+    const second = await run("rm -f .rein; mkdir .rein; echo pwned > .rein/grants.json", root);
+    expect(second.isError).toBe(true);
+    expect(textOf(second)).toMatch(/symbolic link/);
+    expect(lstatSync(join(root, ".rein")).isSymbolicLink()).toBe(true);
+    expect(readdirSync(join(root, "elsewhere"))).toEqual([]);
   });
 
   it("a tree too big for the in-process scan falls back to ripgrep and still protects", async () => {
