@@ -49,7 +49,7 @@ const PATHS = {
   list_directory: { path: "walk" },
 };
 
-async function harnessFor(root: string, outside: string, calls: { name: string; args: object }[]) {
+async function harnessFor(root: string, outside: string, calls: { name: string; args: Record<string, unknown> }[]) {
   const harness = await createTestHarness({
     plugins: [
       [
@@ -94,7 +94,7 @@ const text = (result: { content: { text?: string }[] }) =>
 describe("MCP path arguments: attacks refused before the server is called", () => {
   type Row = [
     label: string,
-    call: (w: { root: string; outside: string }) => { name: string; args: object },
+    call: (w: { root: string; outside: string }) => { name: string; args: Record<string, unknown> },
     proof: (w: { root: string; outside: string }) => void,
   ];
   const ROWS: Row[] = [
