@@ -128,7 +128,7 @@ function listServerScenarios() {
 
 /** The suite's counts line, or its first failure. */
 function summary(text) {
-  const plain = text.replace(/\u001b\[[0-9;]*m/g, "");
+  const plain = text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "");
   const lines = plain.split("\n").map((l) => l.trim());
   const failure = lines.find((l) => /FAIL|✗|Error/.test(l));
   const counts = lines.find((l) => /passed|failed/i.test(l));

@@ -49,7 +49,11 @@ const PATHS = {
   list_directory: { path: "walk" },
 };
 
-async function harnessFor(root: string, outside: string, calls: { name: string; args: Record<string, unknown> }[]) {
+async function harnessFor(
+  root: string,
+  outside: string,
+  calls: { name: string; args: Record<string, unknown> }[],
+) {
   const harness = await createTestHarness({
     plugins: [
       [
