@@ -62,6 +62,26 @@ describe("resolvePath: every spelling of a file gives one canonical answer", () 
     expect(inspectPaths({}, { path: "file" }, { cwd: w.real })).toEqual([]);
   });
 
+  it("an array of paths gives one canonical fact per element, in order; a non-string element is invalid_path", () => {
+    const facts = inspectPaths(
+      { paths: ["env-link", "app/src/up", "app/.env"] },
+      { paths: "file" },
+      { cwd: w.real },
+    );
+    expect(facts.map((fact) => [fact.arg, fact.input, fact.relative, fact.inside])).toEqual([
+      ["paths", "env-link", ".env", true],
+      ["paths", "app/src/up", ".env", true],
+      ["paths", "app/.env", "app/.env", true],
+    ]);
+    let caught: unknown;
+    try {
+      inspectPaths({ paths: ["ok", 7] }, { paths: "file" }, { cwd: w.real });
+    } catch (error) {
+      caught = error;
+    }
+    expect(isSdkError(caught, "invalid_path")).toBe(true);
+  });
+
   const ODD: [string, unknown][] = [
     ["a 5,000-character path", "a/".repeat(2500)],
     ["a 300-byte name", "x".repeat(300)],

@@ -21,6 +21,10 @@ export const McpErrorCode = {
   callTimeout: "call_timeout",
   /** A `tools/call` failed at the protocol level (connection closed, JSON-RPC error). */
   callFailed: "call_failed",
+  /** A `paths` entry names an argument the tool does not take. */
+  invalidPaths: "invalid_paths",
+  /** A path argument outside the root, unusable, or a protected file: the server was not called. */
+  pathRefused: "path_refused",
 } as const;
 
 export type McpErrorCode = (typeof McpErrorCode)[keyof typeof McpErrorCode];
@@ -106,4 +110,15 @@ export const callFailed = (server: string, tool: string, cause: unknown) =>
     server,
     `mcp server "${server}": tool "${tool}" failed: ${describeError(cause)}`,
     { tool, cause },
+  );
+
+export const invalidPaths = (server: string, tool: string, problem: string) =>
+  new McpToolError(McpErrorCode.invalidPaths, server, `mcp server "${server}": ${problem}`, { tool });
+
+export const pathRefused = (server: string, tool: string, problem: string) =>
+  new McpToolError(
+    McpErrorCode.pathRefused,
+    server,
+    `mcp server "${server}": tool "${tool}" was not called: ${problem}`,
+    { tool },
   );

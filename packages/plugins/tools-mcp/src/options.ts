@@ -9,7 +9,7 @@
  * environment (API keys included) is never passed on wholesale.
  */
 import { resolve } from "node:path";
-import { type Static, type ToolRisk, Type } from "@rein/sdk";
+import { type PathArgs, type Static, type ToolRisk, Type } from "@rein/sdk";
 import { type SandboxOptions, shellToolsOptionsSchema } from "@rein/tools-shell";
 import { invalidServer, missingEnv } from "./errors.js";
 import { MAX_SERVER_NAME, SERVER_NAME_PATTERN } from "./names.js";
@@ -50,9 +50,17 @@ export const serverOptionsSchema = Type.Object(
       Type.Boolean({ description: "Derive risk from the server's annotations (default true); false: exec." }),
     ),
     paths: Type.Optional(
-      Type.Record(Type.String(), Type.Array(Type.String()), {
-        description: "Per MCP tool name (or *), which arguments are paths.",
-      }),
+      Type.Record(
+        Type.String(),
+        Type.Union([
+          Type.Array(Type.String()),
+          Type.Record(Type.String(), Type.Union([Type.Literal("file"), Type.Literal("walk")])),
+        ]),
+        {
+          description:
+            'Per MCP tool name (or *), which arguments are paths: ["path"] (files) or { path: "walk" } for a directory it lists or searches.',
+        },
+      ),
     ),
     callTimeoutMs: Type.Optional(Millis),
     startTimeoutMs: Type.Optional(Millis),
@@ -98,7 +106,8 @@ export interface ServerSpec {
   exclude: readonly string[];
   risks: Readonly<Record<string, ToolRisk>>;
   trustAnnotations: boolean;
-  paths: Readonly<Record<string, readonly string[]>>;
+  /** Per MCP tool name (or `*`): its path arguments and their kind. */
+  paths: Readonly<Record<string, PathArgs>>;
   callTimeoutMs: number;
   startTimeoutMs: number;
   required: boolean;
@@ -191,11 +200,22 @@ export function resolveServer(
     exclude: options.exclude ?? [],
     risks: options.risks ?? {},
     trustAnnotations: options.trustAnnotations ?? true,
-    paths: options.paths ?? {},
+    paths: pathOptions(options.paths ?? {}),
     callTimeoutMs: options.callTimeoutMs ?? defaults.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
     startTimeoutMs: options.startTimeoutMs ?? defaults.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
     required: options.required ?? false,
   };
+}
+
+/** `["a", "b"]` is `{ a: "file", b: "file" }`. */
+function pathOptions(given: NonNullable<ServerOptions["paths"]>): Record<string, PathArgs> {
+  const out: Record<string, PathArgs> = {};
+  for (const [tool, args] of Object.entries(given)) {
+    out[tool] = Array.isArray(args)
+      ? Object.fromEntries(args.map((arg) => [arg, "file" as const]))
+      : { ...(args as PathArgs) };
+  }
+  return out;
 }
 
 /** A server's transport in one line, for status and errors (never header values). */

@@ -10,12 +10,13 @@
  * A tool whose schema cannot be used is left out and reported, never registered
  * with a looser schema.
  */
-import { type AnyAgentTool, defineTool, type TSchema } from "@rein/sdk";
+import { type AnyAgentTool, defineTool, type PathArgs, type ProtectedFiles, type TSchema } from "@rein/sdk";
 import { Compile } from "typebox/compile";
 import type { McpToolInfo, ServerConnection } from "./connection.js";
 import { toToolResult } from "./content.js";
 import { describeError, invalidSchema, type McpToolError } from "./errors.js";
 import { reinToolNames } from "./names.js";
+import { guardPaths, pathArgsOf, pathRootOf } from "./paths.js";
 import { riskFromAnnotations } from "./risk.js";
 
 export interface BuiltTools {
@@ -55,7 +56,12 @@ function describe(server: string, tool: McpToolInfo): string {
   return `${text}\n(MCP server "${server}", tool "${tool.name}")`;
 }
 
-export function buildTools(connection: ServerConnection): BuiltTools {
+/** What the host offers the tools: Rein's protected files (for path arguments). */
+export interface ToolHost {
+  protectedFiles?: ProtectedFiles | undefined;
+}
+
+export function buildTools(connection: ServerConnection, host: ToolHost = {}): BuiltTools {
   const { spec } = connection;
   const listed = connection.tools.filter(
     (tool) =>
@@ -69,8 +75,10 @@ export function buildTools(connection: ServerConnection): BuiltTools {
   for (const info of listed) {
     const name = names.get(info.name) as string;
     let parameters: TSchema;
+    let declared: PathArgs | undefined;
     try {
       parameters = parametersOf(spec.name, info);
+      declared = pathArgsOf(spec, info);
     } catch (error) {
       result.skipped.push(error as McpToolError);
       continue;
@@ -78,6 +86,11 @@ export function buildTools(connection: ServerConnection): BuiltTools {
     const risk =
       spec.risks[info.name] ?? (spec.trustAnnotations ? riskFromAnnotations(info.annotations) : "exec");
     const mcpName = info.name;
+    const root = pathRootOf(spec);
+    const guard =
+      declared === undefined
+        ? undefined
+        : { declared, root, writes: risk !== "read", protectedFiles: host.protectedFiles };
     const tool = defineTool({
       name,
       label: info.title ?? `${spec.name}: ${info.name}`,
@@ -85,8 +98,22 @@ export function buildTools(connection: ServerConnection): BuiltTools {
       parameters,
       risk,
       ...(info.annotations?.idempotentHint === true ? { idempotent: true } : {}),
+      ...(declared !== undefined
+        ? { paths: declared, ...(root !== undefined ? { pathRoot: root } : {}) }
+        : {}),
       async execute(args, context) {
-        const result = await connection.call(mcpName, args as Record<string, unknown>, {
+        const sent =
+          guard === undefined
+            ? (args as Record<string, unknown>)
+            : guardPaths(
+                spec.name,
+                mcpName,
+                args as Record<string, unknown>,
+                context.facts,
+                context.cwd,
+                guard,
+              );
+        const result = await connection.call(mcpName, sent, {
           signal: context.signal,
           onProgress: (progress) =>
             context.update({
@@ -102,7 +129,7 @@ export function buildTools(connection: ServerConnection): BuiltTools {
       },
     });
     result.tools.push(tool);
-    result.entries.push({ name, mcpName, risk, paths: spec.paths[mcpName] ?? spec.paths["*"] ?? [] });
+    result.entries.push({ name, mcpName, risk, paths: Object.keys(declared ?? {}) });
   }
   return result;
 }

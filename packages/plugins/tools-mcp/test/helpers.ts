@@ -61,19 +61,60 @@ export async function until(check: () => boolean, timeoutMs = 10_000, what = "co
   }
 }
 
-/** Live child processes of this process whose command line contains `needle`. */
+/** A process's parent pid and state, from /proc (undefined when gone). */
+function statOf(pid: number): { ppid: number; state: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { ppid: Number(fields[1]), state: fields[0] as string };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `pid` is a stdio server's launcher (the bash job-control wrapper) started by this process. */
+function isOurLauncher(pid: number): boolean {
+  if (statOf(pid)?.ppid !== process.pid) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("rein-mcp");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Live processes whose command line contains `needle` and that this process
+ * started: its children, or the child of its launcher (a stdio server runs under
+ * a small bash launcher that gives it a process group of its own).
+ */
 export function childrenRunning(needle: string): number[] {
   const found: number[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
+    const stat = statOf(Number(name));
+    if (stat === undefined || stat.state === "Z") continue;
+    if (stat.ppid !== process.pid && !isOurLauncher(stat.ppid)) continue;
+    if (isOurLauncher(Number(name))) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[1]) !== process.pid || fields[0] === "Z") continue;
       if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle)) found.push(Number(name));
     } catch {
       // gone meanwhile
     }
   }
   return found;
+}
+
+/** This process's live launcher children (each should end with its server). */
+export function launchersRunning(): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => statOf(pid)?.state !== "Z" && isOurLauncher(pid));
+}
+
+/** A process's group and session ids. */
+export function groupAndSession(pid: number): { pgid: number; sid: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { pgid: Number(fields[2]), sid: Number(fields[3]) };
 }

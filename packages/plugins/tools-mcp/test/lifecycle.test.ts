@@ -9,7 +9,16 @@ import { isSdkError } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import mcp, { type McpStatus, readMcpStatus, resolveServer, ServerConnection } from "../src/index.js";
-import { alive, childrenRunning, fixtureServer, groupMembers, tempDir, until } from "./helpers.js";
+import {
+  alive,
+  childrenRunning,
+  fixtureServer,
+  groupAndSession,
+  groupMembers,
+  launchersRunning,
+  tempDir,
+  until,
+} from "./helpers.js";
 
 let t: TestHarness | undefined;
 const connections: ServerConnection[] = [];
@@ -245,5 +254,17 @@ describe("dispose", () => {
     await t.dispose();
     t = undefined;
     for (const pid of group) expect(alive(pid), `pid ${pid}`).toBe(false);
+    await until(() => launchersRunning().length === 0, 5_000, "the launcher to exit");
+  });
+
+  it("a stdio server leads its own process group inside Rein's session (a new session is woken later)", async () => {
+    t = await createTestHarness({ plugins: [[mcp, { servers: { fx: fixtureServer() } }]] });
+    const [leader] = childrenRunning("changing-server.mjs");
+    expect(leader).toBeDefined();
+    const mine = groupAndSession(process.pid);
+    const its = groupAndSession(leader as number);
+    expect(its.pgid).toBe(leader);
+    expect(its.pgid).not.toBe(mine.pgid);
+    expect(its.sid).toBe(mine.sid);
   });
 });

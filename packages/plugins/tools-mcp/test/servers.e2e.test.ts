@@ -172,7 +172,7 @@ describe("server-everything: content, isolation, restart, dispose", () => {
                 ...everythingServer(),
                 exclude: ["get-env"],
                 trustAnnotations: false,
-                paths: { "*": ["file"] },
+                paths: { "*": ["message"] },
               },
             },
           },
@@ -191,7 +191,7 @@ describe("server-everything: content, isolation, restart, dispose", () => {
     const two = status(t).servers.find((server) => server.name === "two");
     expect(two?.tools.find((tool) => tool.mcpName === "echo")).toMatchObject({
       risk: "exec",
-      paths: ["file"],
+      paths: ["message"],
     });
   });
 

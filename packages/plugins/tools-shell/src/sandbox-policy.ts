@@ -10,7 +10,7 @@
  *   writable, whatever `allowWrite` says (`denyWrite` wins over `allowWrite`);
  * - the defaults deny reading the usual credential stores and give no network.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { privateParent } from "./output-files.js";
@@ -91,6 +91,22 @@ export function reinStateIn(dir: string): string[] {
   }
   for (const name of names) if (/^rein\.config\.[a-z]+$/.test(name)) paths.push(join(dir, name));
   return paths;
+}
+
+/**
+ * The first of `paths` that is a symbolic link, if any. The runtime protects where a
+ * symlinked deny path leads, not the link's name, which a command in the writable
+ * root could then replace (`rm .rein; mkdir .rein`): such state is refused instead.
+ */
+export function symlinkedState(paths: readonly string[]): string | undefined {
+  for (const path of paths) {
+    try {
+      if (lstatSync(path).isSymbolicLink()) return path;
+    } catch {
+      // Absent: the runtime blocks its creation.
+    }
+  }
+  return undefined;
 }
 
 /** Git's hooks and config run code outside the sandbox later: never writable when `.git` is a directory. */

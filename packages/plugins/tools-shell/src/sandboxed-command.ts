@@ -7,7 +7,13 @@
  */
 import type { ToolExecutionContext } from "@rein/sdk";
 import type { OutputFiles } from "./output-files.js";
-import { resolveSandboxPolicy, type SandboxMode, type SandboxOptions } from "./sandbox-policy.js";
+import {
+  reinStateIn,
+  resolveSandboxPolicy,
+  type SandboxMode,
+  type SandboxOptions,
+  symlinkedState,
+} from "./sandbox-policy.js";
 import { acquireSandbox, SandboxUnavailable, wrapCommand } from "./sandbox-runtime.js";
 
 /** The tool's boundary: its mode, whether the escape may ask, its options and temp dir. */
@@ -67,6 +73,12 @@ export async function sandboxedCommand(
     outputs: outputs.path,
   });
   if (policy === undefined) throw new SandboxUnavailable("no sandbox policy");
+  const linked = policy.mode === "workspace-write" ? symlinkedState(reinStateIn(cwd)) : undefined;
+  if (linked !== undefined) {
+    throw new SandboxUnavailable(
+      `${linked} is a symbolic link: the sandbox protects where it leads but not the link, which a command could replace, so Rein's own state would be writable. Replace the link with the directory or file itself, or use sandbox mode "read-only"`,
+    );
+  }
   const { bwrapPath, socatPath } = boundary.options;
   const release = await acquireSandbox(policy, { bwrapPath, socatPath });
   try {

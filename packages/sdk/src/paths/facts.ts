@@ -36,7 +36,11 @@ export interface PathInspection {
   root?: string | undefined;
 }
 
-/** Resolves the declared path arguments of one call. Throws `invalid_path` for unusable input. */
+/**
+ * Resolves the declared path arguments of one call. An argument holding an array of
+ * strings (`paths: ["a", "b"]`) gives one fact per element, in order, all named by the
+ * argument. Throws `invalid_path` for unusable input (an element that is not a string too).
+ */
 export function inspectPaths(
   args: Readonly<Record<string, unknown>>,
   declared: PathArgs,
@@ -51,7 +55,8 @@ export function inspectPaths(
       if (kind === "file") continue;
       value = ".";
     }
-    facts.push({ arg, kind, ...resolvePath(root, value, project) });
+    const values = Array.isArray(value) ? value : [value];
+    for (const one of values) facts.push({ arg, kind, ...resolvePath(root, one, project) });
   }
   return facts;
 }
