@@ -36,7 +36,7 @@ import { HarnessConfig } from "./harness-config.js";
 import { HookCalls } from "./hook-calls.js";
 import { HookViews } from "./hook-views.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
-import { type AgentHarnessOptions, validateOptions } from "./options.js";
+import { type AgentHarnessOptions, initialLiveConfig, validateOptions } from "./options.js";
 import { type ResumeState, resumeStateOf } from "./parked-calls.js";
 import { type Phase, PhaseGate } from "./phase-gate.js";
 import { type PromptInput, promptMessage } from "./prompt-input.js";
@@ -85,20 +85,7 @@ export class AgentHarness extends HarnessConfig {
     super();
     validateOptions(options);
     this.session = options.session;
-    this.config = {
-      model: options.model,
-      thinkingLevel: options.thinkingLevel ?? "off",
-      tools: [...(options.tools ?? [])],
-      activeToolNames: options.activeTools ? [...options.activeTools] : undefined,
-      systemPrompt: options.systemPrompt ?? "",
-      resources: { ...options.resources },
-      requestOptions: { ...options.requestOptions },
-      queueModes: { steer: "one-at-a-time", followUp: "one-at-a-time", ...options.queueModes },
-      defaultToolVerdict: options.defaultToolVerdict ?? "allow",
-      onUnanswered: options.onUnanswered ?? "deny",
-      cwd: options.cwd ?? process.cwd(),
-      decisionTrail: options.decisions?.trail === true,
-    };
+    this.config = initialLiveConfig(options);
     this.failurePolicy = { ...DEFAULT_FAILURE_POLICY, ...options.failurePolicy };
     this.maxStopContinuations = options.maxStopContinuations ?? 8;
     this.streamFn = options.streamFn;

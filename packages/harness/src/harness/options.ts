@@ -17,6 +17,7 @@ import type { Session } from "../session/session.js";
 import type { AnyAgentTool } from "../tools.js";
 import {
   type DefaultToolVerdict,
+  type LiveConfig,
   type SystemPromptSource,
   validateActiveTools,
   validateThinkingLevel,
@@ -207,4 +208,22 @@ export function checkModel(model: unknown, message: string): void {
   if (!isPlainObject(model) || typeof model.id !== "string" || typeof model.provider !== "string") {
     throw invalidArgument(message);
   }
+}
+
+/** The live config a harness starts from: the options, with their defaults filled in. */
+export function initialLiveConfig(options: AgentHarnessOptions): LiveConfig {
+  return {
+    model: options.model,
+    thinkingLevel: options.thinkingLevel ?? "off",
+    tools: [...(options.tools ?? [])],
+    activeToolNames: options.activeTools ? [...options.activeTools] : undefined,
+    systemPrompt: options.systemPrompt ?? "",
+    resources: { ...options.resources },
+    requestOptions: { ...options.requestOptions },
+    queueModes: { steer: "one-at-a-time", followUp: "one-at-a-time", ...options.queueModes },
+    defaultToolVerdict: options.defaultToolVerdict ?? "allow",
+    onUnanswered: options.onUnanswered ?? "deny",
+    cwd: options.cwd ?? process.cwd(),
+    decisionTrail: options.decisions?.trail === true,
+  };
 }
