@@ -14,10 +14,10 @@ try {
   } else if (command === "stop" && dir && isAbsolute(dir)) {
     stopCluster(dir);
   } else {
-    process.stderr.write("usage: rein-test-postgres start | stop <absolute dir printed by start>\n");
+    process.stderr.write("usage: node packages/test-postgres/dist/cli.js start | stop <absolute dir printed by start>\n");
     process.exitCode = 2;
   }
 } catch (error) {
-  process.stderr.write(`rein-test-postgres: ${(error as Error).message}\n`);
+  process.stderr.write(`test-postgres: ${(error as Error).message}\n`);
   process.exitCode = 1;
 }
