@@ -14,7 +14,9 @@ try {
   } else if (command === "stop" && dir && isAbsolute(dir)) {
     stopCluster(dir);
   } else {
-    process.stderr.write("usage: node packages/test-postgres/dist/cli.js start | stop <absolute dir printed by start>\n");
+    process.stderr.write(
+      "usage: node packages/test-postgres/dist/cli.js start | stop <absolute dir printed by start>\n",
+    );
     process.exitCode = 2;
   }
 } catch (error) {
