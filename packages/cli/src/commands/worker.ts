@@ -38,7 +38,7 @@ export interface WorkerOptions {
 export function queueUrl(db: string | undefined, loaded: LoadedConfig): string {
   const session = loaded.config.session;
   const url =
-    db ?? process.env.REIN_QUEUE_URL ?? (session?.store === "postgres" ? (session.url as string) : undefined);
+    db || process.env.REIN_QUEUE_URL || (session?.store === "postgres" ? (session.url as string) : undefined);
   if (!url) {
     throw usageError(
       "no queue database given",
