@@ -93,6 +93,8 @@ function copyToFile(source: Session, file: string): void {
   }
 }
 
+const postgresStores = new Map<string, import("@rein/store-postgres").PostgresSessionStore>();
+
 async function postgresBackend(loaded: LoadedConfig, url: string): Promise<SessionBackendPort> {
   let module: typeof import("@rein/store-postgres");
   try {
@@ -103,7 +105,13 @@ async function postgresBackend(loaded: LoadedConfig, url: string): Promise<Sessi
       loaded.file ? { file: loaded.file } : {},
     );
   }
-  const store = new module.PostgresSessionStore(url);
+  // One store per database and process: its schema check runs once, not on every
+  // session a worker opens.
+  let store = postgresStores.get(url);
+  if (store === undefined) {
+    store = new module.PostgresSessionStore(url);
+    postgresStores.set(url, store);
+  }
   const where = url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
   return {
     kind: "postgres",
