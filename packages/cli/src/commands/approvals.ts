@@ -45,7 +45,7 @@ async function readApprovals(store: SessionBackendPort, sessionId?: string): Pro
   if (sessionId !== undefined) ids = [sessionId];
   else {
     try {
-      ids = (await store.list()).flatMap((s) => (s.error ? [] : [s.id]));
+      ids = await store.sessionsWithParks();
     } catch (error) {
       throw sessionNotFound(`cannot list the sessions in ${store.where}: ${(error as Error).message}`, error);
     }
