@@ -3,7 +3,12 @@
  * `rein worker` processes (any number, on any host) and stream each session's events
  * back as server-sent events, over PostgreSQL (pg-boss jobs, LISTEN/NOTIFY).
  *
- * - `POST /sessions` creates a session in the shared session directory: `{ "sessionId" }`.
+ * Sessions live where the workers' config keeps them: in PostgreSQL (the default: the
+ * queue's database, or `sessionsUrl`; workers configured with `session: { store:
+ * "postgres", url }`, so nothing is shared but the database), or in a session
+ * directory every worker sees (`sessionsDir`, their `session.dir`).
+ *
+ * - `POST /sessions` creates a session in that store: `{ "sessionId" }`.
  * - `POST /sessions/<id>/prompts` with `{ "prompt": "..." }` queues it: 202 `{ "requestId" }`.
  * - `GET /sessions/<id>/events` streams the session's notices (`event: event` with a
  *   harness event, `event: end` with a request's status) until the client leaves.
@@ -11,13 +16,59 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { followSession, openQueue, submitPrompt } from "@rein/cli";
-import { SessionStore } from "@rein/harness";
+import { isHarnessError, SessionStore } from "@rein/harness";
+import { PostgresSessionStore } from "@rein/store-postgres";
 
 export interface QueueServerOptions {
   /** The queue's PostgreSQL database (the one the workers use). */
   url: string;
-  /** The session directory the workers use (their config's `session.dir`). */
-  sessionsDir: string;
+  /** Sessions in this directory (the workers' `session.dir`) instead of PostgreSQL. */
+  sessionsDir?: string;
+  /** The workers' `session.url` when sessions are in another database than the queue. */
+  sessionsUrl?: string;
+}
+
+/** What the routes need of the session store. */
+interface SessionsPort {
+  /** Creates an empty session; resolves with its id. */
+  create(): Promise<string>;
+  /** The full id of the session `idOrPrefix` names, or `undefined` if there is none. */
+  find(idOrPrefix: string): Promise<string | undefined>;
+}
+
+function sessionsOf(options: QueueServerOptions): SessionsPort {
+  if (options.sessionsDir !== undefined) {
+    const store = new SessionStore(options.sessionsDir);
+    return {
+      create: async () => {
+        const session = store.create();
+        session.close();
+        return session.id;
+      },
+      find: async (id) => {
+        try {
+          const path = store.pathOf(id);
+          return store.list().find((summary) => summary.path === path)?.id;
+        } catch {
+          return undefined;
+        }
+      },
+    };
+  }
+  const store = new PostgresSessionStore(options.sessionsUrl ?? options.url);
+  return {
+    create: async () => {
+      const session = await store.create();
+      await session.close();
+      return session.id;
+    },
+    // No such session (or an ambiguous prefix) is a 404; a database failure is not.
+    find: (id) =>
+      store.resolveId(id).catch((error: unknown) => {
+        if (isHarnessError(error, "invalid_argument")) return undefined;
+        throw error;
+      }),
+  };
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {
@@ -31,27 +82,22 @@ function reply(response: ServerResponse, status: number, body: unknown) {
 }
 
 export async function createQueueServer(options: QueueServerOptions): Promise<Server> {
-  const store = new SessionStore(options.sessionsDir);
+  const sessions = sessionsOf(options);
   const boss = await openQueue(options.url, { role: "client" });
-  const server = createServer(async (request, response) => {
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const route = /^\/sessions(?:\/([^/]+)\/(prompts|events))?$/.exec(request.url ?? "");
     if (!route)
       return reply(response, 404, {
         error: "POST /sessions, POST /sessions/<id>/prompts, GET /sessions/<id>/events",
       });
-    const [, sessionId, what] = route;
-    if (sessionId === undefined) {
+    const [, named, what] = route;
+    if (named === undefined) {
       if (request.method !== "POST") return reply(response, 405, { error: "POST /sessions" });
-      const session = store.create();
-      const id = session.id;
-      session.close();
-      return reply(response, 201, { sessionId: id });
+      return reply(response, 201, { sessionId: await sessions.create() });
     }
-    try {
-      store.pathOf(sessionId);
-    } catch {
-      return reply(response, 404, { error: `no session ${sessionId}` });
-    }
+    // The full id: workers and followers agree on it.
+    const sessionId = await sessions.find(named);
+    if (sessionId === undefined) return reply(response, 404, { error: `no session ${named}` });
     if (what === "prompts" && request.method === "POST") {
       let prompt: unknown;
       try {
@@ -74,6 +120,13 @@ export async function createQueueServer(options: QueueServerOptions): Promise<Se
       return;
     }
     return reply(response, 405, { error: `${request.method} not allowed here` });
+  };
+  const server = createServer((request, response) => {
+    // The store or the queue failed (say, the database is down): a 500 naming it, never a crash.
+    handle(request, response).catch((error: unknown) => {
+      if (response.headersSent) response.end();
+      else reply(response, 500, { error: (error as Error).message });
+    });
   });
   server.on("close", () => void boss.stop({ graceful: false, wait: false }));
   return server;

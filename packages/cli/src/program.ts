@@ -171,7 +171,10 @@ export function buildProgram(
     .description(
       "take prompt jobs from the pg-boss queue and run them, one run per session across all workers",
     )
-    .option("--db <url>", "the queue's PostgreSQL database (default env REIN_QUEUE_URL)")
+    .option(
+      "--db <url>",
+      "the queue's PostgreSQL database (default env REIN_QUEUE_URL, else the postgres session store's)",
+    )
     .option("--expire <seconds>", "an active job older than this counts as lost and is retried (default 900)")
     .option(
       "--grace <seconds>",
@@ -187,7 +190,10 @@ export function buildProgram(
     )
     .argument("<prompt...>", "what the agent should do")
     .option("-s, --session <id>", "the session to continue (id or unique prefix)")
-    .option("--db <url>", "the queue's PostgreSQL database (default env REIN_QUEUE_URL)")
+    .option(
+      "--db <url>",
+      "the queue's PostgreSQL database (default env REIN_QUEUE_URL, else the postgres session store's)",
+    )
     .option("--follow", "stream the run's events until it ends; exit like rein run")
     .option("--json", "with --follow: every notice as one JSON line")
     .action((words: string[], options) =>

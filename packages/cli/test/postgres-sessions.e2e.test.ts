@@ -40,7 +40,8 @@ describe("sessions in PostgreSQL from the CLI", { timeout: 120_000 }, () => {
     const dir = project({ "rein.config.ts": pgConfig(["hi there", "again here"], url) });
     const first = await rein(["run", "hello"], dir);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toMatch(/^session [0-9a-f]{8} /);
+    // The run's summary line names the session (after its usage totals).
+    expect(first.stderr).toMatch(/ · [0-9a-f]{8} · resume with rein run --continue\n/);
     const listed = await rein(["sessions", "list", "--json"], dir);
     expect(listed.code).toBe(0);
     const summaries = listed.stdout

@@ -1,14 +1,17 @@
 /**
  * `rein worker` through the built binary, on a real PostgreSQL (a throwaway cluster,
- * or REIN_PG_URL): 3 worker processes, 50+ sessions of tool-calling prompts on the
- * scripted model, one worker SIGKILLed mid-run. Every request completes, every tool
- * call's side effect happens at most once (by call id), and no session ever has two
- * writers (by the tool's own log and by each session's journal).
+ * or REIN_PG_URL), with sessions in PostgreSQL (the queue in the same database, no
+ * shared directory) and in a shared JSONL directory: 3 worker processes, 50+ sessions
+ * of tool-calling prompts on the scripted model, one worker SIGKILLed mid-run. Every
+ * request completes, every tool call's side effect happens at most once (by call id),
+ * and no session ever has two writers (by the tool's own log and by each session's
+ * journal).
  */
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlStorage, Session, SessionStore } from "@rein/harness";
+import { PostgresSessionStore } from "@rein/store-postgres";
 import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "@rein/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openQueue, submitPrompt } from "../src/worker/prompt-queue.js";
@@ -71,8 +74,11 @@ interface Worker {
 /** Every worker a test started: killed after the tests, so a failing test leaves none behind. */
 const spawned: ChildProcess[] = [];
 
-function startWorker(dir: string, url: string, grace = "10"): Worker {
-  const child = spawnRein(["worker", "--db", url, "--expire", "4", "--poll", "0.5", "--grace", grace], dir);
+function startWorker(place: Place, grace = "10"): Worker {
+  const child = spawnRein(
+    ["worker", ...place.dbArgs, "--expire", "4", "--poll", "0.5", "--grace", grace],
+    place.dir,
+  );
   spawned.push(child);
   const worker: Worker = {
     child,
@@ -94,10 +100,97 @@ async function until(what: string, check: () => boolean, timeoutMs: number, step
   }
 }
 
-function sessionsOf(dir: string): Session[] {
-  return new SessionStore(join(dir, ".rein/sessions"))
-    .list()
-    .map((summary) => Session.open(JsonlStorage.open(summary.path, { readOnly: true })));
+/**
+ * Where a test's sessions and queue live. JSONL: a session directory the workers share
+ * and the queue in the file's database (`--db`). PostgreSQL: a database of the test's
+ * own holding both sessions and queue; workers and submit get no `--db` (the queue
+ * defaults to the session store's database).
+ */
+interface StoreCase {
+  name: "jsonl" | "postgres";
+  /** A project with `config` as its rein.config.ts after `session` is put in. */
+  project(config: (session: string) => string, files: Record<string, string>): Promise<Place>;
+}
+
+interface Place {
+  dir: string;
+  /** Where the queue is, for workers and submit. */
+  dbArgs: string[];
+  create(count: number): Promise<string[]>;
+  /** Every session, read-only (close each). */
+  sessions(): Promise<Session[]>;
+  read(id: string): Promise<Session>;
+}
+
+const STORES: StoreCase[] = [
+  {
+    name: "jsonl",
+    project: async (config, files) => {
+      const dir = project({ ...files, "rein.config.ts": config("") });
+      const store = new SessionStore(join(dir, ".rein/sessions"));
+      return {
+        dir,
+        dbArgs: ["--db", url],
+        create: async (count) =>
+          Array.from({ length: count }, () => {
+            const session = store.create({ cwd: dir });
+            session.close();
+            return session.id;
+          }),
+        sessions: async () =>
+          store.list().map((summary) => Session.open(JsonlStorage.open(summary.path, { readOnly: true }))),
+        read: async (id) => Session.open(JsonlStorage.open(store.pathOf(id), { readOnly: true })),
+      };
+    },
+  },
+  {
+    name: "postgres",
+    project: async (config, files) => {
+      const db = await createDatabase(postgres.url, "rein_worker_store");
+      databases.push(db);
+      const dir = project({
+        ...files,
+        "rein.config.ts": config(`session: { store: "postgres", url: ${JSON.stringify(db)} },`),
+      });
+      const store = new PostgresSessionStore(db);
+      return {
+        dir,
+        dbArgs: [],
+        create: async (count) => {
+          const ids: string[] = [];
+          for (let i = 0; i < count; i++) {
+            const session = await store.create({ cwd: dir });
+            ids.push(session.id);
+            await session.close();
+          }
+          return ids;
+        },
+        sessions: async () => {
+          const sessions: Session[] = [];
+          for (const summary of await store.list())
+            sessions.push(await store.open(summary.id, { readOnly: true }));
+          return sessions;
+        },
+        read: (id) => store.open(id, { readOnly: true }),
+      };
+    },
+  },
+];
+
+/** The database a PostgreSQL project's config names. */
+const sessionDatabase = (dir: string) =>
+  (/url: "([^"]+)"/.exec(readFileSync(join(dir, "rein.config.ts"), "utf8")) as RegExpExecArray)[1] as string;
+
+/** The sessions whose request a worker reported done (any status), from the workers' logs. */
+function reportedDone(workers: Worker[]): Set<string> {
+  const done = new Set<string>();
+  for (const worker of workers) {
+    for (const line of worker.stderr.split("\n")) {
+      const match = /request \S+ \(session ([0-9a-f-]+)\) ([\w-]+)$/.exec(line);
+      if (match) done.add(match[1] as string);
+    }
+  }
+  return done;
 }
 
 const finishedStatus = (session: Session): string | undefined => {
@@ -111,6 +204,7 @@ const finishedStatus = (session: Session): string | undefined => {
 
 let postgres: TestPostgres;
 let url: string;
+const databases: string[] = [];
 
 beforeAll(async () => {
   postgres = await startPostgres();
@@ -121,34 +215,35 @@ afterAll(async () => {
   for (const child of spawned)
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   cleanup();
-  await dropDatabase(url).catch(() => undefined);
+  for (const db of [url, ...databases]) await dropDatabase(db).catch(() => undefined);
   await postgres?.stop();
 });
 
-describe("rein worker", { timeout: 180_000 }, () => {
+describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (store) => {
   it("3 workers, 51 sessions, one worker SIGKILLed mid-run: every request completes, no tool call runs twice, one writer per session", async () => {
-    const dir = project({
-      "rein.config.ts": scriptedConfig(
-        [
-          { toolCalls: [{ name: "mark", args: { n: 1 } }] },
-          { toolCalls: [{ name: "mark", args: { n: 2 } }] },
-          "done",
-        ],
-        'plugins: ["./marks.ts"],',
-      ),
-      "marks.ts": MARK_PLUGIN,
-    });
-    const store = new SessionStore(join(dir, ".rein/sessions"));
-    const ids: string[] = [];
-    for (let i = 0; i < SESSIONS; i++) {
-      const session = store.create({ cwd: dir });
-      ids.push(session.id);
-      session.close();
-    }
-    const workers = [startWorker(dir, url), startWorker(dir, url), startWorker(dir, url)];
+    const place = await store.project(
+      (session) =>
+        scriptedConfig(
+          [
+            { toolCalls: [{ name: "mark", args: { n: 1 } }] },
+            { toolCalls: [{ name: "mark", args: { n: 2 } }] },
+            "done",
+          ],
+          `plugins: ["./marks.ts"], ${session}`,
+        ),
+      { "marks.ts": MARK_PLUGIN },
+    );
+    const { dir } = place;
+    const ids = await place.create(SESSIONS);
+    const started = Date.now();
+    const workers = [startWorker(place), startWorker(place), startWorker(place)];
     await until("3 workers ready", () => workers.every((w) => w.stderr.includes("ready")), 30_000);
+    const queue = store.name === "postgres" ? sessionDatabase(dir) : url;
+    if (store.name === "postgres") {
+      for (const worker of workers) expect(worker.stderr).toContain(`sessions postgres ${queue}`);
+    }
 
-    const boss = await openQueue(url, { role: "client" });
+    const boss = await openQueue(queue, { role: "client" });
     for (const sessionId of ids) await submitPrompt(boss, { sessionId, prompt: "mark twice" });
     await boss.stop({ graceful: false, wait: true, timeout: 1_000 });
 
@@ -175,30 +270,23 @@ describe("rein worker", { timeout: 180_000 }, () => {
     );
     expect(await victim.exit).toBe(null);
 
-    await until(
-      "every request to finish",
-      () => {
-        const sessions = sessionsOf(dir);
-        const done = sessions.filter((s) => finishedStatus(s) !== undefined).length;
-        for (const s of sessions) s.close();
-        return done === SESSIONS;
-      },
-      150_000,
-      500,
-    );
+    await until("every request to finish", () => reportedDone(workers).size === SESSIONS, 150_000, 200);
+    const elapsed = Date.now() - started;
     const survivors = workers.slice(1);
     const survivorsLog = (all: Worker[]) => all.slice(1).flatMap((w) => w.stderr.split("\n"));
     for (const worker of survivors) worker.child.kill("SIGTERM");
     for (const worker of survivors) expect(await worker.exit).toBe(0);
     for (const worker of survivors) expect(worker.stderr).toContain("stopped");
+    process.stderr.write(`worker e2e (${store.name}): ${SESSIONS} requests in ${elapsed} ms\n`);
 
     const marks = readMarks(dir);
     // At most once per tool call id: one start line each, and every start by one process.
     const starts = marks.filter((m) => m.what === "start");
     expect(new Set(starts.map((m) => m.call)).size).toBe(starts.length);
     // Each session got its two mark calls done (the killed one may lack its end, never repeat).
-    const sessions = sessionsOf(dir);
+    const sessions = await place.sessions();
     try {
+      expect(sessions.map((s) => s.id).sort()).toEqual([...ids].sort());
       for (const session of sessions) {
         expect(finishedStatus(session)).toBe("completed");
         const last = session.buildContext().messages.at(-1);
@@ -219,8 +307,10 @@ describe("rein worker", { timeout: 180_000 }, () => {
       ).toBe(true);
       expect(marks.filter((m) => m.call === killedCall?.call && m.what === "end")).toEqual([]);
     } finally {
-      for (const session of sessions) session.close();
+      for (const session of sessions) await session.close();
     }
+    // Sessions live in the configured store only: no JSONL directory with PostgreSQL.
+    expect(existsSync(join(dir, ".rein/sessions"))).toBe(store.name === "jsonl");
     // Never two writers, by the tools' own log: per session, a process's tool calls
     // never overlap another process's (the killed process's open call ends at the kill).
     const bySession = new Map<string, Mark[]>();
@@ -241,17 +331,18 @@ describe("rein worker", { timeout: 180_000 }, () => {
   });
 
   it("rein submit --follow streams the run's events back and exits like rein run", async () => {
-    const dir = project({
-      "rein.config.ts": scriptedConfig(
-        [{ toolCalls: [{ name: "mark", args: { n: 1 } }] }, "followed to the end"],
-        'plugins: ["./marks.ts"],',
-      ),
-      "marks.ts": MARK_PLUGIN,
-    });
-    const worker = startWorker(dir, url);
+    const place = await store.project(
+      (session) =>
+        scriptedConfig(
+          [{ toolCalls: [{ name: "mark", args: { n: 1 } }] }, "followed to the end"],
+          `plugins: ["./marks.ts"], ${session}`,
+        ),
+      { "marks.ts": MARK_PLUGIN },
+    );
+    const worker = startWorker(place);
     await until("the worker", () => worker.stderr.includes("ready"), 30_000);
-    const result = await rein(["submit", "--follow", "--json", "--db", url, "mark once"], dir);
-    expect(result.code).toBe(0);
+    const result = await rein(["submit", "--follow", "--json", ...place.dbArgs, "mark once"], place.dir);
+    expect(result.code, result.stderr).toBe(0);
     const notices = result.stdout
       .trim()
       .split("\n")
@@ -260,18 +351,27 @@ describe("rein worker", { timeout: 180_000 }, () => {
     expect(types).toContain("agent_start");
     expect(types).toContain("tool_execution_end");
     expect(notices.at(-1)).toMatchObject({ kind: "end", status: "completed" });
+    // The session submit created is in the configured store, holding the finished request.
+    const [session] = await place.sessions();
+    try {
+      expect(finishedStatus(session as Session)).toBe("completed");
+    } finally {
+      await session?.close();
+    }
     worker.child.kill("SIGTERM");
     expect(await worker.exit).toBe(0);
   });
 
-  it("a run that parks on an ask ends its request as parked: submit --follow exits 4 and rein approvals sees it", async () => {
-    const dir = project({
-      "rein.config.ts": scriptedConfig(
-        [{ toolCalls: [{ name: "mark", args: { n: 1 } }] }, "never reached"],
-        'plugins: ["./marks.ts", "./ask.ts"], approvals: { park: true },',
-      ),
-      "marks.ts": MARK_PLUGIN,
-      "ask.ts": `import { definePlugin } from "@rein/sdk";
+  it("a run that parks on an ask ends its request as parked: submit --follow exits 4, rein approvals answers it, the next request continues it", async () => {
+    const place = await store.project(
+      (session) =>
+        scriptedConfig(
+          [{ toolCalls: [{ name: "mark", args: { n: 1 } }] }, "marked after approval"],
+          `plugins: ["./marks.ts", "./ask.ts"], approvals: { park: true }, ${session}`,
+        ),
+      {
+        "marks.ts": MARK_PLUGIN,
+        "ask.ts": `import { definePlugin } from "@rein/sdk";
 export default definePlugin({
   name: "ask-all",
   setup(rein) {
@@ -279,26 +379,38 @@ export default definePlugin({
   },
 });
 `,
-    });
-    const worker = startWorker(dir, url);
+      },
+    );
+    const { dir } = place;
+    const worker = startWorker(place);
     await until("the worker", () => worker.stderr.includes("ready"), 30_000);
-    const result = await rein(["submit", "--follow", "--db", url, "mark it"], dir);
+    const result = await rein(["submit", "--follow", ...place.dbArgs, "mark it"], dir);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain("parked");
     expect(existsSync(join(dir, "marks.log"))).toBe(false);
     const listed = await rein(["approvals", "list", "--json"], dir);
-    expect(JSON.parse(listed.stdout.trim())).toMatchObject({ toolName: "mark", status: "pending" });
+    const approval = JSON.parse(listed.stdout.trim()) as { approvalId: string; sessionId: string };
+    expect(approval).toMatchObject({ toolName: "mark", status: "pending" });
+    // Answered from another process; the parked run is resumed on the same store.
+    const approve = await rein(["approvals", "approve", approval.approvalId], dir);
+    expect(approve.code, approve.stderr).toBe(0);
+    const resumed = await rein(["run", "--session", approval.sessionId, "--resume"], dir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("marked after approval");
+    expect(readMarks(dir).filter((m) => m.what === "start")).toHaveLength(1);
     worker.child.kill("SIGTERM");
     expect(await worker.exit).toBe(0);
   });
 
   it("SIGTERM mid-run: the run is aborted cleanly after the grace period, the worker exits 0, and another worker finishes the request", async () => {
-    const dir = project({
-      "rein.config.ts": scriptedConfig(
-        [{ toolCalls: [{ name: "slow", args: {} }] }, "finished elsewhere"],
-        'plugins: ["./slow.ts"],',
-      ),
-      "slow.ts": `import { definePlugin, defineTool, Type } from "@rein/sdk";
+    const place = await store.project(
+      (session) =>
+        scriptedConfig(
+          [{ toolCalls: [{ name: "slow", args: {} }] }, "finished elsewhere"],
+          `plugins: ["./slow.ts"], ${session}`,
+        ),
+      {
+        "slow.ts": `import { definePlugin, defineTool, Type } from "@rein/sdk";
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 export default definePlugin({
@@ -321,10 +433,12 @@ export default definePlugin({
   },
 });
 `,
-    });
-    const first = startWorker(dir, url, "0.5");
+      },
+    );
+    const { dir } = place;
+    const first = startWorker(place, "0.5");
     await until("the worker", () => first.stderr.includes("ready"), 30_000);
-    const submitted = await rein(["submit", "--db", url, "take your time"], dir);
+    const submitted = await rein(["submit", ...place.dbArgs, "take your time"], dir);
     expect(submitted.code).toBe(0);
     const { sessionId } = JSON.parse(submitted.stdout) as { sessionId: string };
     await until("the slow tool to start", () => existsSync(join(dir, "slow.log")), 30_000);
@@ -333,27 +447,15 @@ export default definePlugin({
     expect(first.stderr).toContain("aborting it");
     expect(first.stderr).toContain("sent back to the queue");
 
-    const second = startWorker(dir, url);
-    const session = () => {
-      const [summary] = new SessionStore(join(dir, ".rein/sessions"))
-        .list()
-        .filter((s) => s.id === sessionId);
-      return Session.open(JsonlStorage.open(summary?.path as string, { readOnly: true }));
-    };
+    const second = startWorker(place);
     await until(
       "the request to finish on the second worker",
-      () => {
-        const s = session();
-        const status = finishedStatus(s);
-        s.close();
-        return status !== undefined;
-      },
+      () => reportedDone([second]).size === 1,
       60_000,
-      200,
     );
     second.child.kill("SIGTERM");
     expect(await second.exit).toBe(0);
-    const s = session();
+    const s = await place.read(sessionId);
     try {
       expect(finishedStatus(s)).toBe("completed");
       expect(s.buildContext().messages.at(-1)).toMatchObject({ role: "assistant" });
@@ -365,7 +467,19 @@ export default definePlugin({
         .flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message] : []));
       expect(results).toHaveLength(1);
     } finally {
-      s.close();
+      await s.close();
+    }
+  });
+});
+
+describe("rein worker configuration", { timeout: 60_000 }, () => {
+  it("without --db, REIN_QUEUE_URL or a PostgreSQL session store, worker and submit name the ways to give the queue", async () => {
+    const dir = project({ "rein.config.ts": scriptedConfig(["hi"]) });
+    for (const args of [["worker"], ["submit", "hello"]]) {
+      const result = await rein(args, dir, { env: { REIN_QUEUE_URL: "" } });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("no queue database given");
+      expect(result.stderr).toContain('session: { store: "postgres", url }');
     }
   });
 });

@@ -106,6 +106,28 @@ export class PostgresSessionStore {
   }
 
   /**
+   * The ids of the sessions holding a journal record of `event` (durable approvals
+   * look for `tool_park`), most recently modified first: one query instead of opening
+   * every session. A text match on the stored line, so a damaged row cannot fail it;
+   * it may name a session whose record only mentions the event, never miss one.
+   */
+  async sessionsWithJournal(event: string): Promise<string[]> {
+    await this.ready();
+    const needle = `"event":${JSON.stringify(event)}`;
+    return this.#withClient(async (client) =>
+      (
+        await client.query<{ id: string }>(
+          `SELECT s.id FROM rein_sessions s
+            WHERE EXISTS (SELECT 1 FROM rein_entries e
+                           WHERE e.session_id = s.id AND e.type = 'journal' AND strpos(e.body, $1) > 0)
+            ORDER BY s.modified_at DESC, s.created_at DESC`,
+          [needle],
+        )
+      ).rows.map((row) => row.id),
+    );
+  }
+
+  /**
    * A new session holding the source's branch from the root to `entryId`, the same
    * content JSONL's fork writes (harness `forkEntries`), in one transaction.
    */

@@ -27,6 +27,8 @@ export interface SessionBackendPort {
   openLatest(): Promise<Session | undefined>;
   openReadOnly(idOrPrefix: string): Promise<Session>;
   list(): Promise<SessionSummary[]>;
+  /** The sessions that may hold parked tool calls (every readable one, for JSONL). */
+  sessionsWithParks(): Promise<string[]>;
   fork(idOrPrefix: string, entryId: string): Promise<Session>;
   /** Removes a session this process just created and left empty. */
   discard(session: Session): Promise<void>;
@@ -56,6 +58,7 @@ function jsonlBackend(store: SessionStore): SessionBackendPort {
     openLatest: async () => store.openLatest(),
     openReadOnly: async (id) => Session.open(JsonlStorage.open(store.pathOf(id), { readOnly: true })),
     list: async () => store.list(),
+    sessionsWithParks: async () => store.list().flatMap((s) => (s.error ? [] : [s.id])),
     fork: async (id, entryId) => store.fork(id, entryId),
     discard: async (session) => {
       const file = session.storage.path;
@@ -93,6 +96,8 @@ function copyToFile(source: Session, file: string): void {
   }
 }
 
+const postgresStores = new Map<string, import("@rein/store-postgres").PostgresSessionStore>();
+
 async function postgresBackend(loaded: LoadedConfig, url: string): Promise<SessionBackendPort> {
   let module: typeof import("@rein/store-postgres");
   try {
@@ -103,7 +108,13 @@ async function postgresBackend(loaded: LoadedConfig, url: string): Promise<Sessi
       loaded.file ? { file: loaded.file } : {},
     );
   }
-  const store = new module.PostgresSessionStore(url);
+  // One store per database and process: its schema check runs once, not on every
+  // session a worker opens.
+  let store = postgresStores.get(url);
+  if (store === undefined) {
+    store = new module.PostgresSessionStore(url);
+    postgresStores.set(url, store);
+  }
   const where = url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
   return {
     kind: "postgres",
@@ -113,6 +124,7 @@ async function postgresBackend(loaded: LoadedConfig, url: string): Promise<Sessi
     openLatest: () => store.openLatest(),
     openReadOnly: (id) => store.open(id, { readOnly: true }),
     list: () => store.list(),
+    sessionsWithParks: () => store.sessionsWithJournal("tool_park"),
     fork: (id, entryId) => store.fork(id, entryId),
     discard: async (session) => {
       await session.close();

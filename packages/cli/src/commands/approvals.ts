@@ -2,21 +2,18 @@
  * `rein approvals list | approve | deny`: a person's answers to tool calls that runs
  * parked (durable approvals, `approvals: { park: true }`).
  *
+ * Sessions are read and written through the configured store (session-backend.ts):
+ * JSONL files or PostgreSQL, so a person can answer from any host that reaches the store.
+ *
  * Invariant: reading never locks (a live run is never disturbed); an answer is written
- * only to the one session holding the approval, under that session's lock, and only
- * for the exact call that was parked (`--hash`, when given, must be the parked call's).
+ * only to the one session holding the approval, under that session's one-writer lock
+ * (the JSONL lock file or the PostgreSQL advisory lock), stored before the command
+ * reports it, and only for the exact call that was parked (`--hash`, when given, must
+ * be the parked call's).
  */
 import { userInfo } from "node:os";
-import {
-  type Approval,
-  approvalsOf,
-  isHarnessError,
-  JsonlStorage,
-  resolveApproval,
-  Session,
-  type SessionStore,
-} from "@rein/harness";
-import { sessionStore } from "../agent/build-agent.js";
+import { type Approval, approvalsOf, isHarnessError, resolveApproval, type Session } from "@rein/harness";
+import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { approvalRefused, ExitCode, sessionInUse, sessionNotFound } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
@@ -37,31 +34,37 @@ export interface AnswerOptions {
   by?: string;
 }
 
-async function storeOf(globals: GlobalOptions): Promise<SessionStore> {
+async function storeOf(globals: GlobalOptions): Promise<SessionBackendPort> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  return sessionStore(loaded);
+  return sessionBackend(loaded);
 }
 
 /** Every approval of the store (or of one session), read without locking. */
-function readApprovals(store: SessionStore, sessionId?: string): Approval[] {
-  let paths: string[];
-  try {
-    paths = sessionId ? [store.pathOf(sessionId)] : store.list().flatMap((s) => (s.error ? [] : [s.path]));
-  } catch (error) {
-    throw sessionNotFound((error as Error).message, error);
+async function readApprovals(store: SessionBackendPort, sessionId?: string): Promise<Approval[]> {
+  let ids: string[];
+  if (sessionId !== undefined) ids = [sessionId];
+  else {
+    try {
+      ids = await store.sessionsWithParks();
+    } catch (error) {
+      throw sessionNotFound(`cannot list the sessions in ${store.where}: ${(error as Error).message}`, error);
+    }
   }
   const approvals: Approval[] = [];
-  for (const path of paths) {
+  for (const id of ids) {
     let session: Session;
     try {
-      session = Session.open(JsonlStorage.open(path, { readOnly: true }));
-    } catch {
-      continue; // unreadable: `rein sessions list` reports it
+      session = await store.openReadOnly(id);
+    } catch (error) {
+      // One named session must exist; while listing them all, an unreadable one is
+      // skipped (`rein sessions list` reports it) and one removed meanwhile is gone.
+      if (sessionId !== undefined) throw sessionNotFound((error as Error).message, error);
+      continue;
     }
     try {
       approvals.push(...approvalsOf(session));
     } finally {
-      session.close();
+      await session.close();
     }
   }
   return approvals.sort((a, b) => a.parkedAt - b.parkedAt);
@@ -69,7 +72,7 @@ function readApprovals(store: SessionStore, sessionId?: string): Approval[] {
 
 export async function listApprovals(options: ListOptions, globals: GlobalOptions): Promise<number> {
   const store = await storeOf(globals);
-  const shown = readApprovals(store, options.session).filter(
+  const shown = (await readApprovals(store, options.session)).filter(
     (a) => options.all || (a.status === "pending" && !a.done),
   );
   const term = terminal();
@@ -103,11 +106,11 @@ export async function answerApproval(
   globals: GlobalOptions,
 ): Promise<number> {
   const store = await storeOf(globals);
-  const found = readApprovals(store).find((a) => a.approvalId === approvalId);
-  if (found === undefined) throw approvalRefused(`no parked tool call "${approvalId}" in ${store.dir}`);
+  const found = (await readApprovals(store)).find((a) => a.approvalId === approvalId);
+  if (found === undefined) throw approvalRefused(`no parked tool call "${approvalId}" in ${store.where}`);
   let session: Session;
   try {
-    session = store.open(found.sessionId);
+    session = await store.open(found.sessionId);
   } catch (error) {
     if (isHarnessError(error, "session_in_use")) throw sessionInUse(error.message, error);
     throw sessionNotFound(`cannot open session ${found.sessionId}: ${(error as Error).message}`, error);
@@ -120,13 +123,16 @@ export async function answerApproval(
       ...(options.reason !== undefined ? { reason: options.reason } : {}),
       ...(options.hash !== undefined ? { argsHash: options.hash } : {}),
     });
+    // An asynchronous store (PostgreSQL) is still writing: the answer counts once stored.
+    await session.whenStored();
   } catch (error) {
     if (isHarnessError(error, "approval") || isHarnessError(error, "approval_mismatch")) {
       throw approvalRefused(error.message, error);
     }
     throw error;
   } finally {
-    session.close();
+    // Releases the lock; the answer is stored by now (or its failure is being reported).
+    await Promise.resolve(session.close()).catch(() => undefined);
   }
   const term = terminal();
   term.out.write(

@@ -2,8 +2,10 @@
  * `rein submit [prompt...]`: queues a prompt for `rein worker` (a new session unless
  * `--session` names one) and prints the session and request ids; `--follow` streams
  * the request's events back (LISTEN/NOTIFY) until it ends and exits as `rein run` would.
+ * The session is created in (or looked up from) the configured store, the one the
+ * workers run on: JSONL files they share, or PostgreSQL.
  */
-import { sessionStore } from "../agent/build-agent.js";
+import { sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
@@ -25,22 +27,23 @@ export async function submitCommand(
 ): Promise<number> {
   const prompt = words.join(" ").trim();
   if (prompt === "") throw usageError("no prompt given", 'rein submit "what to do" [--session <id>]');
-  const url = queueUrl(options.db);
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  const store = sessionStore(loaded);
+  const url = queueUrl(options.db, loaded);
+  const store = await sessionBackend(loaded);
   let sessionId: string;
   if (options.session) {
     try {
-      const path = store.pathOf(options.session);
-      // The full id, so workers and followers agree on it.
-      sessionId = store.list().find((summary) => summary.path === path)?.id ?? options.session;
+      // The full id, so workers and followers agree on it (read without locking: a run may hold it).
+      const session = await store.openReadOnly(options.session);
+      sessionId = session.id;
+      await session.close();
     } catch (error) {
       throw sessionNotFound((error as Error).message, error);
     }
   } else {
-    const session = store.create({ cwd: globals.cwd });
+    const session = await store.create({ cwd: globals.cwd });
     sessionId = session.id;
-    session.close();
+    await session.close();
   }
   const term = terminal();
   let ended: ((status: string) => void) | undefined;

@@ -7,11 +7,15 @@
  * result, the session stays consistent) and its request is sent back to the queue,
  * where another worker continues it. A worker killed outright loses nothing either:
  * its job expires (`--expire`) and is retried, and recovery closes what it left open.
+ * Sessions live in the configured store: with `session: { store: "postgres", url }`
+ * workers on any host share them (and the queue defaults to that database); with
+ * JSONL, every worker must see the same session directory.
  */
 import type { AgentHarness } from "@rein/harness";
 import pg from "pg";
 import type PgBoss from "pg-boss";
-import { loadConfig } from "../config/load-config.js";
+import { sessionBackend } from "../agent/session-backend.js";
+import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { openQueue, PROMPT_QUEUE, type PromptJob, submitPrompt } from "../worker/prompt-queue.js";
@@ -27,9 +31,20 @@ export interface WorkerOptions {
   poll?: string;
 }
 
-export function queueUrl(db: string | undefined): string {
-  const url = db ?? process.env.REIN_QUEUE_URL;
-  if (!url) throw usageError("no queue database given", "--db postgres://... or env REIN_QUEUE_URL");
+/**
+ * The queue's database: `--db`, else env REIN_QUEUE_URL, else the session store's own
+ * database when sessions live in PostgreSQL (one database then carries both).
+ */
+export function queueUrl(db: string | undefined, loaded: LoadedConfig): string {
+  const session = loaded.config.session;
+  const url =
+    db || process.env.REIN_QUEUE_URL || (session?.store === "postgres" ? (session.url as string) : undefined);
+  if (!url) {
+    throw usageError(
+      "no queue database given",
+      '--db postgres://..., env REIN_QUEUE_URL, or session: { store: "postgres", url } in rein.config.ts',
+    );
+  }
   return url;
 }
 
@@ -42,13 +57,14 @@ function seconds(value: string | undefined, option: string, fallback: number, mi
 }
 
 export async function workerCommand(options: WorkerOptions, globals: GlobalOptions): Promise<number> {
-  const url = queueUrl(options.db);
+  // Config errors stop the worker before it takes a job. Plugins load once per process
+  // (module cache): restart workers (SIGTERM: graceful) to pick up edited plugins.
+  const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
+  const url = queueUrl(options.db, loaded);
+  const sessions = await sessionBackend(loaded);
   const expire = seconds(options.expire, "--expire", 900, 1);
   const grace = seconds(options.grace, "--grace", 30, 0);
   const poll = seconds(options.poll, "--poll", 1, 0.5);
-  // Config errors stop the worker before it takes a job. Plugins load once per process
-  // (module cache): restart workers (SIGTERM: graceful) to pick up edited plugins.
-  await loadConfig({ cwd: globals.cwd, configPath: globals.config });
   const boss = await openQueue(url, {
     expireInSeconds: expire,
     maintenanceIntervalSeconds: Math.max(1, Math.min(60, Math.floor(expire / 2))),
@@ -104,7 +120,9 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
       }
     },
   );
-  log(`ready (queue ${PROMPT_QUEUE}, expire ${expire}s, grace ${grace}s)`);
+  log(
+    `ready (queue ${PROMPT_QUEUE}, sessions ${sessions.kind} ${sessions.where}, expire ${expire}s, grace ${grace}s)`,
+  );
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

@@ -6,7 +6,7 @@
  * - One writer per session: the worker holds a PostgreSQL advisory lock keyed by the
  *   session id on its own connection for the whole run (the server releases it when a
  *   worker dies, so no stale-lock guessing across hosts), and the session store's own
- *   lock behind it. A job whose session is busy is sent again later, never run beside it.
+ *   lock behind it (the JSONL lock file, or the store's advisory lock in PostgreSQL). A job whose session is busy is sent again later, never run beside it.
  * - A request is recorded in its session: a `rein.request` custom entry `started` before
  *   the run and `finished` (with the run's status) after it, synced before the job is
  *   acknowledged. A job whose request is `finished` is acknowledged without running; one
@@ -120,6 +120,8 @@ async function runLocked(context: JobContext, job: PromptJob): Promise<JobOutcom
       data: { requestId: job.requestId, state: "finished", status, ...(reason ? { reason } : {}) },
     });
     session.sync({ wait: true });
+    // On an asynchronous store (PostgreSQL) the mark counts once stored: only then is the job acknowledged.
+    await session.whenStored();
     send({ ...base, kind: "end", status, ...(reason ? { reason } : {}) });
     return reason === undefined ? { kind: "done", status } : { kind: "done", status, reason };
   } finally {
