@@ -41,9 +41,13 @@ export function renderCheck(report: CheckReport, term: Terminal): void {
   lines.push("", co.bold("toolGate"));
   section(lines, report, "toolGate", "no toolGate taps");
   if (report.notConsulted.length > 0) {
-    lines.push(
-      co.dim(`  not consulted: ${report.notConsulted.join(", ")} (a deny stops the remaining taps)`),
-    );
+    const asked = report.trail.some((step) => step.consulted === false);
+    const why = asked
+      ? "a deny stops the remaining taps; they were asked here only to show their answers"
+      : report.trail.some((step) => step.hook === "toolGate")
+        ? "a deny stops the remaining taps"
+        : "the call was refused before the gate";
+    lines.push(co.dim(`  not consulted: ${report.notConsulted.join(", ")} (${why})`));
   }
 
   lines.push("", co.bold("permissionAsk"));
