@@ -65,6 +65,16 @@ export default definePlugin({
 });
 `;
 
+/** A gate tap that throws (fails closed: deny, in a run). */
+const CRASH = `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "crash",
+  setup(rein) {
+    rein.hooks.toolGate.tap("crash", () => { throw new Error("rules file missing"); });
+  },
+});
+`;
+
 function config(gates: string[], extra = ""): string {
   return `import { defineConfig } from "@rein/sdk";
 import shell from ${dist("tools-shell")};
@@ -92,12 +102,14 @@ function stack() {
     "rein.config.ts": config(["first", "second"], "decisions: { trail: true },"),
     "allow-first.config.ts": config(["second", "first"]),
     "boom.config.ts": config(["boom", "first", "second"]),
+    "crash.config.ts": config(["first", "crash", "second"]),
     "inactive.config.ts": config(["first", "second"], 'tools: { active: ["read", "write"] },'),
     "broken.config.ts": `export default { model: { script: [] }, plugins: [], trail: true };\n`,
     "first.ts": FIRST,
     "second.ts": SECOND,
     "rewriter.ts": REWRITER,
     "boom.ts": BOOM,
+    "crash.ts": CRASH,
     "src/.keep": "",
   });
 }
@@ -160,6 +172,39 @@ describe("rein check", { timeout: 120_000 }, () => {
     ]);
     expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
     expect(report.notConsulted).toEqual(["policy"]);
+  });
+
+  it("a tap after the deny that throws is shown as an error that did not count; the deny decides, exit 1", async () => {
+    const result = await rein(
+      ["-c", "crash.config.ts", "check", "bash(git push origin main)", "--json"],
+      dir,
+    );
+    expect(result.code).toBe(1);
+    const report = json(result.stdout);
+    expect(gateSteps(report)).toEqual([
+      { hook: "toolGate", by: "@rein/tools-shell", answer: "no opinion" },
+      { hook: "toolGate", by: "first:no-push", answer: "deny", reason: "pushes are reviewed" },
+      {
+        hook: "toolGate",
+        by: "crash",
+        answer: "error",
+        reason: expect.stringMatching(
+          /plugin "crash" failed in toolGate.*rules file missing.*failing closed: deny/,
+        ),
+        consulted: false,
+      },
+      {
+        hook: "toolGate",
+        by: "second:bash-ok",
+        answer: "allow",
+        reason: "bash is fine here",
+        consulted: false,
+      },
+      { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
+    ]);
+    expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
+    expect(report.notConsulted).toEqual(["crash", "second", "policy"]);
+    expect(result.stderr).toBe("");
   });
 
   it("shows a rewrite with its author, and the gates deciding on the rewritten command", async () => {
