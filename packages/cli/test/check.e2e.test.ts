@@ -207,6 +207,18 @@ describe("rein check", { timeout: 120_000 }, () => {
     expect(result.stderr).toBe("");
   });
 
+  it("a call refused before the gate (invalid arguments) asks no gate tap: all are named as not consulted", async () => {
+    const text = await rein(["check", "write", "--arg", "path=src/x.ts"], dir);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(
+      "toolGate\n  not consulted: @rein/tools-shell, first, second, policy (the call was refused before the gate)\n",
+    );
+    expect(text.stdout).toMatch(/\nDENY by harness: invalid arguments\n$/);
+    const report = json((await rein(["check", "write", "--arg", "path=src/x.ts", "--json"], dir)).stdout);
+    expect(gateSteps(report)).toEqual([]);
+    expect(report.notConsulted).toEqual(["@rein/tools-shell", "first", "second", "policy"]);
+  });
+
   it("shows a rewrite with its author, and the gates deciding on the rewritten command", async () => {
     const result = await rein(["check", "bash(git push --force origin main)", "--json"], dir);
     const report = json(result.stdout);
