@@ -65,6 +65,16 @@ export default definePlugin({
 });
 `;
 
+/** A gate tap that throws (fails closed: deny, in a run). */
+const CRASH = `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "crash",
+  setup(rein) {
+    rein.hooks.toolGate.tap("crash", () => { throw new Error("rules file missing"); });
+  },
+});
+`;
+
 function config(gates: string[], extra = ""): string {
   return `import { defineConfig } from "@rein/sdk";
 import shell from ${dist("tools-shell")};
@@ -92,12 +102,14 @@ function stack() {
     "rein.config.ts": config(["first", "second"], "decisions: { trail: true },"),
     "allow-first.config.ts": config(["second", "first"]),
     "boom.config.ts": config(["boom", "first", "second"]),
+    "crash.config.ts": config(["first", "crash", "second"]),
     "inactive.config.ts": config(["first", "second"], 'tools: { active: ["read", "write"] },'),
     "broken.config.ts": `export default { model: { script: [] }, plugins: [], trail: true };\n`,
     "first.ts": FIRST,
     "second.ts": SECOND,
     "rewriter.ts": REWRITER,
     "boom.ts": BOOM,
+    "crash.ts": CRASH,
     "src/.keep": "",
   });
 }
@@ -109,18 +121,39 @@ const gateSteps = (report: { trail: unknown[] }) =>
 describe("rein check", { timeout: 120_000 }, () => {
   const dir = stack();
 
-  it("a later plugin's allow does not undo an earlier deny: the deny ends the gate, the rest are named as not consulted", async () => {
+  it("a later plugin's allow does not undo an earlier deny: the trail shows both answers, the later one not consulted, and the deny decides", async () => {
     const text = await rein(["check", "bash(git push origin main)"], dir);
     expect(text.code).toBe(1);
-    expect(text.stdout).toMatch(/first:no-push\s+deny\s+pushes are reviewed/);
-    expect(text.stdout).toContain("not consulted: second, policy (a deny stops the remaining taps)");
-    expect(text.stdout).toContain("DENY by first:no-push: pushes are reviewed");
+    const gate = text.stdout.slice(
+      text.stdout.indexOf("\ntoolGate\n"),
+      text.stdout.indexOf("\npermissionAsk\n"),
+    );
+    expect(gate.split("\n").slice(3, 7)).toEqual([
+      expect.stringMatching(/^ {2}first:no-push\s+deny\s+pushes are reviewed$/),
+      expect.stringMatching(
+        /^ {2}second:bash-ok\s+allow\s+\(after the deny: not consulted, would have said allow\) bash is fine here$/,
+      ),
+      expect.stringMatching(
+        /^ {2}policy\s+no opinion \(after the deny: not consulted, would have had no opinion\)$/,
+      ),
+      "  not consulted: second, policy (a deny stops the remaining taps; they were asked here only to show their answers)",
+    ]);
+    expect(text.stdout).toMatch(/\nDENY by first:no-push: pushes are reviewed\n$/);
 
     const report = json((await rein(["check", "bash(git push origin main)", "--json"], dir)).stdout);
     expect(gateSteps(report)).toEqual([
       { hook: "toolGate", by: "@rein/tools-shell", answer: "no opinion" },
       { hook: "toolGate", by: "first:no-push", answer: "deny", reason: "pushes are reviewed" },
+      {
+        hook: "toolGate",
+        by: "second:bash-ok",
+        answer: "allow",
+        reason: "bash is fine here",
+        consulted: false,
+      },
+      { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
     ]);
+    expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
     expect(report.notConsulted).toEqual(["second", "policy"]);
   });
 
@@ -135,8 +168,55 @@ describe("rein check", { timeout: 120_000 }, () => {
       { hook: "toolGate", by: "@rein/tools-shell", answer: "no opinion" },
       { hook: "toolGate", by: "second:bash-ok", answer: "allow", reason: "bash is fine here" },
       { hook: "toolGate", by: "first:no-push", answer: "deny", reason: "pushes are reviewed" },
+      { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
     ]);
     expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
+    expect(report.notConsulted).toEqual(["policy"]);
+  });
+
+  it("a tap after the deny that throws is shown as an error that did not count; the deny decides, exit 1", async () => {
+    const result = await rein(
+      ["-c", "crash.config.ts", "check", "bash(git push origin main)", "--json"],
+      dir,
+    );
+    expect(result.code).toBe(1);
+    const report = json(result.stdout);
+    expect(gateSteps(report)).toEqual([
+      { hook: "toolGate", by: "@rein/tools-shell", answer: "no opinion" },
+      { hook: "toolGate", by: "first:no-push", answer: "deny", reason: "pushes are reviewed" },
+      {
+        hook: "toolGate",
+        by: "crash",
+        answer: "error",
+        reason: expect.stringMatching(
+          /plugin "crash" failed in toolGate.*rules file missing.*failing closed: deny/,
+        ),
+        consulted: false,
+      },
+      {
+        hook: "toolGate",
+        by: "second:bash-ok",
+        answer: "allow",
+        reason: "bash is fine here",
+        consulted: false,
+      },
+      { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
+    ]);
+    expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
+    expect(report.notConsulted).toEqual(["crash", "second", "policy"]);
+    expect(result.stderr).toBe("");
+  });
+
+  it("a call refused before the gate (invalid arguments) asks no gate tap: all are named as not consulted", async () => {
+    const text = await rein(["check", "write", "--arg", "path=src/x.ts"], dir);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(
+      "toolGate\n  not consulted: @rein/tools-shell, first, second, policy (the call was refused before the gate)\n",
+    );
+    expect(text.stdout).toMatch(/\nDENY by harness: invalid arguments\n$/);
+    const report = json((await rein(["check", "write", "--arg", "path=src/x.ts", "--json"], dir)).stdout);
+    expect(gateSteps(report)).toEqual([]);
+    expect(report.notConsulted).toEqual(["@rein/tools-shell", "first", "second", "policy"]);
   });
 
   it("shows a rewrite with its author, and the gates deciding on the rewritten command", async () => {
@@ -208,6 +288,40 @@ describe("rein check", { timeout: 120_000 }, () => {
     });
   });
 
+  it("--json output of a deny is pinned: the taps after it with their answers, consulted: false", async () => {
+    const result = await rein(["check", "bash(git push origin main)", "--json"], dir);
+    expect(result.code).toBe(1);
+    const { facts, ...report } = JSON.parse(result.stdout) as Record<string, unknown>;
+    // The parsed command's full shape is tools-shell's, pinned there.
+    expect(facts).toMatchObject({
+      command: { source: "git push origin main", commands: [{ argv: ["git", "push", "origin", "main"] }] },
+    });
+    expect(report).toEqual({
+      tool: { name: "bash", risk: "exec", owner: "@rein/tools-shell", active: true, primary: "command" },
+      input: { command: "git push origin main" },
+      decision: "deny",
+      by: "first:no-push",
+      reason: "pushes are reviewed",
+      args: { command: "git push origin main" },
+      trail: [
+        { hook: "toolCall", by: "rewriter", answer: "no opinion" },
+        { hook: "toolGate", by: "@rein/tools-shell", answer: "no opinion" },
+        { hook: "toolGate", by: "first:no-push", answer: "deny", reason: "pushes are reviewed" },
+        {
+          hook: "toolGate",
+          by: "second:bash-ok",
+          answer: "allow",
+          reason: "bash is fine here",
+          consulted: false,
+        },
+        { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
+      ],
+      notConsulted: ["second", "policy"],
+      ask: null,
+      exitCode: 1,
+    });
+  });
+
   it("takes a JSON call on stdin", async () => {
     const input = JSON.stringify({ name: "bash", arguments: { command: "ls -la" } });
     const result = await rein(["check", "--json"], dir, { input });
@@ -263,6 +377,9 @@ describe("decision trails in the record", { timeout: 90_000 }, () => {
     expect(show.stdout).toContain("denied by first:no-push: pushes are reviewed");
     expect(show.stdout).toMatch(/toolCall\s+rewriter\s+no opinion/);
     expect(show.stdout).toMatch(/toolGate\s+first:no-push\s+deny\s+pushes are reviewed/);
+    // A run stops at the deny: the taps after it are not asked (rein check's explain mode is check's alone).
+    expect(show.stdout).not.toContain("second:bash-ok");
+    expect(show.stdout).not.toContain("not consulted");
     const md = await rein(["sessions", "export", id], dir);
     expect(md.stdout).toContain("Decision trail:");
     expect(md.stdout).toMatch(/toolGate\s+@rein\/tools-shell\s+no opinion\ntoolGate\s+first:no-push\s+deny/);

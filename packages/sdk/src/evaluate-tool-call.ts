@@ -53,6 +53,15 @@ export interface EvaluateToolCallOptions {
   unregistered?: "evaluate" | "refuse";
   /** Collect what every tap said (`trail` on the evaluation). Default off. */
   trail?: boolean;
+  /**
+   * Explain mode (implies `trail`; what `rein check` uses): after a tap's deny
+   * decides the gate, the `toolGate` taps after it are still called - each under
+   * its timeout, failures tagged as in a run - and their answers added to the
+   * trail as steps with `consulted: false`. They never change the evaluation; a
+   * run never asks them. Those taps really run: any state they keep changes on
+   * this harness's session (`rein check` uses a throwaway one). Default off.
+   */
+  explainAfterDeny?: boolean;
 }
 
 export interface ToolCallEvaluation {
@@ -73,7 +82,11 @@ export interface ToolCallEvaluation {
   registered: boolean;
   /** What the tool's `inspect` found (canonical `paths`, a parsed `command`); `{}` without one. */
   facts: Readonly<ToolCallFacts>;
-  /** With the `trail` option: every tap that ran, in order, with its answer (see `DecisionStep`). */
+  /**
+   * With the `trail` option: every tap that ran, in order, with its answer (see
+   * `DecisionStep`); with `explainAfterDeny`, also the gate taps after the
+   * deciding deny (`consulted: false`).
+   */
   trail?: DecisionStep[];
 }
 
@@ -126,7 +139,7 @@ export async function evaluateToolCall(
       args: call.arguments,
       registered: false,
       facts: NO_FACTS,
-      ...(options.trail ? { trail: [] } : {}),
+      ...(options.trail || options.explainAfterDeny ? { trail: [] } : {}),
     };
   }
   const decided = await decideToolCall(
@@ -145,6 +158,7 @@ export async function evaluateToolCall(
       validate: registered !== undefined,
       skipPermission: options.skipPermission === true,
       trail: options.trail === true,
+      explainAfterDeny: options.explainAfterDeny === true,
     },
   );
   const evaluation: ToolCallEvaluation = {

@@ -174,6 +174,40 @@ describe("checkToolCall / evaluateToolCall", () => {
     await t.dispose();
   });
 
+  it("with explainAfterDeny, the plugins after the deciding deny are asked and shown as not consulted; the verdict stands", async () => {
+    let laterCalls = 0;
+    const strict = definePlugin({
+      name: "strict",
+      setup(rein) {
+        rein.hooks.toolGate.tap("strict", () => ({ decision: "deny", reason: "never", rule: "no-echo" }));
+      },
+    });
+    const lenient = definePlugin({
+      name: "lenient",
+      setup(rein) {
+        rein.hooks.toolGate.tap("lenient", () => {
+          laterCalls += 1;
+          return { decision: "allow", reason: "echo is harmless" };
+        });
+      },
+    });
+    const t = await createTestHarness({ plugins: [strict, lenient], tools: [echo] });
+    const probe = { name: "echo", args: { text: "hi" } };
+    const plain = await evaluateToolCall(t, probe, { trail: true });
+    expect(laterCalls).toBe(0);
+    const explained = await evaluateToolCall(t, probe, { explainAfterDeny: true });
+    expect(laterCalls).toBe(1);
+    const { trail: plainTrail, ...plainVerdict } = plain;
+    const { trail, ...verdict } = explained;
+    expect(verdict).toEqual(plainVerdict);
+    expect(verdict).toMatchObject({ decision: "deny", by: "strict:no-echo", reason: "never" });
+    expect(trail).toEqual([
+      ...(plainTrail ?? []),
+      { hook: "toolGate", by: "lenient", answer: "allow", reason: "echo is harmless", consulted: false },
+    ]);
+    await t.dispose();
+  });
+
   it("carries the facts of a tool that declares paths, for assertions", async () => {
     const open = defineTool({
       name: "open",

@@ -39,11 +39,16 @@ export function renderCheck(report: CheckReport, term: Terminal): void {
     lines.push(`  args     ${shorten(report.args, 200)}`);
 
   lines.push("", co.bold("toolGate"));
-  section(lines, report, "toolGate", "no toolGate taps");
+  // Taps that never ran are named below, not called missing.
+  section(lines, report, "toolGate", report.notConsulted.length > 0 ? undefined : "no toolGate taps");
   if (report.notConsulted.length > 0) {
-    lines.push(
-      co.dim(`  not consulted: ${report.notConsulted.join(", ")} (a deny stops the remaining taps)`),
-    );
+    const asked = report.trail.some((step) => step.consulted === false);
+    const why = asked
+      ? "a deny stops the remaining taps; they were asked here only to show their answers"
+      : report.trail.some((step) => step.hook === "toolGate")
+        ? "a deny stops the remaining taps"
+        : "the call was refused before the gate";
+    lines.push(co.dim(`  not consulted: ${report.notConsulted.join(", ")} (${why})`));
   }
 
   lines.push("", co.bold("permissionAsk"));
@@ -64,9 +69,9 @@ export function renderCheck(report: CheckReport, term: Terminal): void {
   term.out.write(`${lines.join("\n")}\n`);
 }
 
-function section(lines: string[], report: CheckReport, hook: string, empty: string): void {
+function section(lines: string[], report: CheckReport, hook: string, empty: string | undefined): void {
   const steps = report.trail.filter((step) => step.hook === hook);
-  if (steps.length === 0) lines.push(`  ${empty}`);
+  if (steps.length === 0 && empty !== undefined) lines.push(`  ${empty}`);
   for (const step of steps) lines.push(`  ${stepLine(step, { hook: false, max: 120 })}`);
 }
 

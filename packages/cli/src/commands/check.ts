@@ -5,8 +5,11 @@
  * the rewrites with their authors, the facts the gates saw, and the result.
  *
  * Invariant: the decision is the harness's own pipeline (`evaluateToolCall`),
- * so what check says is what a run would record. Exit codes (documented in the
- * README): 0 allow, 1 deny, 2 ask (not answered), 64 usage, 70 the stack
+ * so what check says is what a run would record. It runs in explain mode: the
+ * gate taps after the deciding deny are still asked, on the throwaway check
+ * session, and shown as not consulted with what they would have said - the
+ * verdict is the one a run reaches without asking them. Exit codes (documented
+ * in the README): 0 allow, 1 deny, 2 ask (not answered), 64 usage, 70 the stack
  * failed, 78 config / plugin / model.
  */
 import { readFileSync } from "node:fs";
@@ -38,9 +41,16 @@ export interface CheckReport {
   askedBy?: string;
   /** The arguments after `toolCall` rewrites: what the gates saw and the tool would get. */
   args: Record<string, unknown>;
-  /** Every tap that ran, in order. */
+  /**
+   * Every tap that ran, in order. Gate taps after the deciding deny are asked
+   * too (explain mode): their steps carry `consulted: false` and never count.
+   */
   trail: DecisionStep[];
-  /** `toolGate` taps that did not run: a deny came first (or the call was refused before the gate). */
+  /**
+   * `toolGate` taps a run would not consult: a deny came first (they are in the
+   * trail as `consulted: false`) or the call was refused before the gate (they
+   * did not run at all).
+   */
   notConsulted: string[];
   /** What the tool's `inspect` resolved: canonical `paths`, a parsed `command`. */
   facts: Readonly<ToolCallFacts>;
@@ -135,7 +145,7 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
   const evaluation = await evaluateToolCall(
     harness,
     { name: input.name, args: given, id: "check" },
-    { skipPermission: !interactive, trail: true, unregistered: "refuse" },
+    { skipPermission: !interactive, trail: true, explainAfterDeny: true, unregistered: "refuse" },
   );
   const trail = evaluation.trail ?? [];
   return {
@@ -154,9 +164,12 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
   };
 }
 
-/** Gate taps that did not run (a deny came first, or the call was refused before the gate): each tap that ran left one step. */
+/**
+ * Gate taps a run would not consult (a deny came first, or the call was refused
+ * before the gate): each tap a run consults leaves one step without `consulted: false`.
+ */
 function notConsulted(agent: Agent, trail: DecisionStep[]): string[] {
-  const ran = trail.filter((step) => step.hook === "toolGate").length;
+  const ran = trail.filter((step) => step.hook === "toolGate" && step.consulted !== false).length;
   return agent.harness.hooks.toolGate.taps.slice(ran).map((tap) => tap.name);
 }
 

@@ -14,6 +14,8 @@ export interface DecisionStep {
   reason?: string;
   /** The rewritten arguments, for answer `rewrite`. */
   args?: unknown;
+  /** `false`: an explain-mode step that did not count (`rein check` only; never recorded by a run). */
+  consulted?: false;
 }
 
 /** The trail a decision carries, if any. */

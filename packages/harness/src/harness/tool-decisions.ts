@@ -14,11 +14,15 @@
  *
  * With `trail`, every tap that ran leaves one step (tap-call.ts writes them), in
  * order, and the record carries them: the per-tap "who said what" behind `by`.
+ * With `explainAfterDeny` (`rein check` only; never a run), the gate taps after
+ * the deciding deny are asked too and leave `consulted: false` steps; their
+ * answers never change the decision (explain-gate.ts).
  */
 import type { ToolCall } from "@mariozechner/pi-ai";
 import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { runBail, runToolGate, runWaterfall } from "../hooks/create-hooks.js";
+import { askAfterDeny, explainDenials } from "../hooks/explain-gate.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
 import type { AttributedVerdict, ToolCallInfo, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
 import { validatedArgs } from "../loop/frozen-args.js";
@@ -51,6 +55,15 @@ export interface DecideOptions {
   skipPermission?: boolean;
   /** Collect what every tap said (`DecisionRecord.trail`, `ToolDecision.trail`). Default off: nothing is collected. */
   trail?: boolean;
+  /**
+   * Explain mode (implies `trail`): after a tap's deny decides the gate, the
+   * `toolGate` taps after it are still called - through the same tap call, with
+   * their timeouts and failure tagging - and their answers recorded as steps
+   * with `consulted: false`. The decision is the one without it. For `rein check`
+   * only: those taps run, with whatever side effects they have, on the caller's
+   * session; a run never sets it. Default off.
+   */
+  explainAfterDeny?: boolean;
 }
 
 /** A plan with what the decision saw: the final arguments, and the gate's verdict (absent when refused before it). */
@@ -80,8 +93,10 @@ export function decideToolCall(
   options: DecideOptions = {},
 ): Promise<ToolDecision> {
   // Without a trail, nothing extra: not even a wrapping promise.
-  if (!options.trail) return decide(env, call, tool, checkedArgs, options, undefined);
+  if (!options.trail && !options.explainAfterDeny)
+    return decide(env, call, tool, checkedArgs, options, undefined);
   const trail: DecisionStep[] = [];
+  if (options.explainAfterDeny) explainDenials(trail);
   return decide(env, call, tool, checkedArgs, options, trail).then((decided) => {
     decided.trail = trail;
     return decided;
@@ -158,6 +173,9 @@ async function decide(
   const verdict =
     (await runToolGate(env.hooks, gateCall, context, trail)) ??
     resolveDefaultVerdict(env.defaultVerdict(), gateCall);
+  if (options.explainAfterDeny && trail && verdict.decision === "deny") {
+    await askAfterDeny(env.hooks, trail, gateCall, context);
+  }
 
   if (verdict.decision === "ask" && options.skipPermission) {
     const plan = refusal(traced({ decision: "deny", by: verdict.by, reason: verdict.reason }, trail));

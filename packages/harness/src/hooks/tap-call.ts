@@ -9,7 +9,9 @@
  *
  * It is also where a decision trail is written (`TapCall.trail`, given only by
  * the tool-decision pipeline): one step per tap that ran, with its answer, "no
- * opinion" or its failure. Without a trail nothing is allocated for it.
+ * opinion" or its failure. Without a trail nothing is allocated for it. In
+ * explain mode (explain-gate.ts, `rein check` only) a registered trail also
+ * keeps the gate's deciding deny: which tap gave it and under which call.
  *
  * Invariant: the result is what the reduction needs - the next payload
  * (waterfall), an attributed answer (bail, gate) or `undefined` (no opinion) -
@@ -70,6 +72,25 @@ export interface TapCall {
 }
 
 type TrailHook = DecisionStep["hook"];
+
+/** The gate tap whose deny decided, and the call it ran under (explain mode). */
+export interface GateDenial {
+  call: TapCall;
+  tap: RawTap;
+}
+
+/** Explain-mode trails (registered by explain-gate.ts), with their deciding deny once there is one. */
+const explained = new WeakMap<DecisionStep[], GateDenial | null>();
+
+/** Keep the deciding gate deny of the decision writing to `trail` (explain mode only). */
+export function keepDenial(trail: DecisionStep[]): void {
+  explained.set(trail, null);
+}
+
+/** The deciding gate deny kept for `trail`, if a tap denied. */
+export function keptDenial(trail: DecisionStep[]): GateDenial | undefined {
+  return explained.get(trail) ?? undefined;
+}
 
 /** Appends one step; `reason` and `args` only when there is one. */
 function note(
@@ -138,7 +159,7 @@ function onResult(
     }
     return { ...(result as object), by: tap.name };
   }
-  return reduceGate(call, result as AttributedVerdict, tap.name);
+  return reduceGate(call, result as AttributedVerdict, tap);
 }
 
 function onFailure(
@@ -166,7 +187,7 @@ function onFailure(
     const reason = `${failure.message} (failing closed)`;
     if (call.name === "permissionAsk") return { decision: "deny", reason, by: tap.name };
     // The failure is already in the trail as an `error` step.
-    return reduceGate(call, { decision: policy.gate, reason, by: tap.name }, tap.name, false);
+    return reduceGate(call, { decision: policy.gate, reason, by: tap.name }, tap, false);
   }
   if (policy.transform === "skip-tap" && call.spec.reduction === "waterfall") {
     call.env.report(failure);
@@ -203,14 +224,17 @@ function noteTransform(call: TapCall, tapName: string, payload: unknown, result:
 function reduceGate(
   call: TapCall,
   verdict: AttributedVerdict,
-  tapName: string,
+  tap: RawTap,
   step = true,
 ): AttributedVerdict | undefined {
-  const by = verdict.rule ? `${tapName}:${verdict.rule}` : tapName;
+  const by = verdict.rule ? `${tap.name}:${verdict.rule}` : tap.name;
   if (step && call.trail) note(call, by, verdict.decision, verdict.reason);
   const attributed: AttributedVerdict = { ...verdict, by };
   // Bail on deny: nothing after it can undo it, so nothing after it runs.
-  if (attributed.decision === "deny") return attributed;
+  if (attributed.decision === "deny") {
+    if (call.trail && explained.has(call.trail)) explained.set(call.trail, { call, tap });
+    return attributed;
+  }
   if (call.gate) call.gate.strictest = stricter(call.gate.strictest, attributed);
   return undefined;
 }

@@ -49,6 +49,13 @@ export interface DecisionStep {
   reason?: string;
   /** The arguments a `toolCall` tap rewrote the call to (answer `rewrite`). */
   args?: unknown;
+  /**
+   * `false`: the answer did not count. Only explain mode (`rein check`,
+   * `evaluateToolCall` with `explainAfterDeny`) writes such steps: the `toolGate`
+   * taps after the deciding deny, asked anyway to show what they would have said.
+   * A run never asks them, so a recorded trail never has one. Absent: it counted.
+   */
+  consulted?: false;
 }
 
 /** A tool result as Rein persists it: pi-ai's message plus the gate decision that led to it. */
