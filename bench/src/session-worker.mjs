@@ -19,7 +19,8 @@ async function piSessions() {
   return import(new URL("./core/session-manager.js", index).href);
 }
 
-const rein = () => import("@rein/harness");
+/** The session layer alone (`@rein/harness/session`): no pi-ai, as an application reopening sessions would import it. */
+const rein = () => import("@rein/harness/session");
 
 const LOREM =
   "the quick brown fox jumps over the lazy dog while the agent reads files and writes careful notes ";

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import * as harness from "../src/index.js";
+import * as sessions from "../src/session/index.js";
 
 describe("entry points", () => {
   it("@rein/harness exports exactly these runtime values", () => {
@@ -31,6 +32,23 @@ describe("entry points", () => {
       "resolveApproval",
       "runAgentLoop",
       "textResult",
+    ]);
+  });
+
+  it("@rein/harness/session exports exactly these runtime values (the session layer without pi-ai)", () => {
+    expect(Object.keys(sessions).sort()).toEqual([
+      "BRANCH_SUMMARY_PREFIX",
+      "COMPACTION_SUMMARY_PREFIX",
+      "JsonlStorage",
+      "MemoryStorage",
+      "SESSION_FORMAT_VERSION",
+      "Session",
+      "SessionStore",
+      "compactionSummaryMessage",
+      "createSessionHeader",
+      "entryMessage",
+      "forkEntries",
+      "isTreeEntry",
     ]);
   });
 });

@@ -2,7 +2,8 @@
  * Structure rules that keep the code base navigable: no module in
  * packages/harness/src over 450 lines, and no import cycle in the workspace's
  * sources (runtime imports: relative ones, and `@rein/*` to the package's entry).
- * Type-only imports are erased at compile time and are not edges.
+ * Type-only imports are erased at compile time and are not edges. The session
+ * entry point (`@rein/harness/session`) reaches no model code.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -150,6 +151,24 @@ describe("structure", () => {
     expect(graph.size).toBeGreaterThan(100);
     const found = cycles(graph).map((cycle) => cycle.map((file) => path.relative(root, file)).sort());
     expect(found).toEqual([]);
+  });
+
+  it("@rein/harness/session loads no model code: its runtime imports never reach pi-ai", () => {
+    // Reopening a session must not pay for pi-ai's providers and model catalogue (~38 MiB of RSS).
+    const entry = path.join(root, "packages/harness/src/session/index.ts");
+    const seen = new Set<string>();
+    const external = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const specifier of runtimeImports(file)) {
+        if (!specifier.startsWith(".")) external.add(specifier);
+        else visit(resolve(file, specifier, new Map()) as string);
+      }
+    };
+    visit(entry);
+    expect(seen.size).toBeGreaterThan(10);
+    expect([...external].sort()).toEqual(["node:crypto", "node:fs", "node:os", "node:path"]);
   });
 
   it("the cycle finder finds a cycle (the check can fail)", () => {

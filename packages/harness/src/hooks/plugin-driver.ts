@@ -48,6 +48,10 @@ interface TrackedCall {
   value: PromiseLike<unknown>;
   /** Stops the caller's wait with this error (timeout, abort). */
   fail(error: HarnessError): void;
+  /** Links of the running list (an intrusive list: no hashing, no allocation to add or remove). */
+  prev?: TrackedCall | undefined;
+  next?: TrackedCall | undefined;
+  running?: boolean;
 }
 
 const ignore = () => undefined;
@@ -74,14 +78,25 @@ export function abortedWhile(site: PluginCallSite, signal: AbortSignal): Harness
   );
 }
 
+/** What a waiter makes of the plugin's answer or failure (see `PluginDriver.wait`). */
+export interface Settle<T, R> {
+  value(result: T): R;
+  failure(error: HarnessError): R;
+}
+
 export class PluginDriver {
-  /** Calls whose caller is waiting for the result. */
-  private readonly running = new Set<TrackedCall>();
+  /** Calls whose caller is waiting for the result: a doubly linked list, newest last. */
+  private first: TrackedCall | undefined;
+  private last: TrackedCall | undefined;
+  private runningCount = 0;
   /** Calls whose caller stopped waiting (timeout, abort) but that never settled: still named at shutdown. */
   private readonly abandoned = new Set<TrackedCall>();
   private readonly watchedSignals = new WeakSet<AbortSignal>();
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
+  /** Whether `timer` keeps the process alive (it must exactly while calls are running). */
+  private timerRefed = false;
+  private idleCheckQueued = false;
 
   /** Runs plugin code; a promise result is waited for under `options` (see `wait`). */
   run<T>(site: PluginCallSite, fn: () => T | Promise<T>, options: PluginCallOptions = {}): Promise<T> {
@@ -100,34 +115,61 @@ export class PluginDriver {
    * with its failure (tagged), with a timeout once `timeoutMs` passed, or with
    * code `aborted` once `signal` aborts. The call stays in the ledger until its
    * promise settles, whatever the caller does.
+   *
+   * With `settle`, the returned promise resolves with `settle.value(result)` or
+   * `settle.failure(error)` instead (a throw from either rejects it): the caller's
+   * continuation runs in the same reaction, without a second promise and tick.
    */
-  wait<T>(site: PluginCallSite, value: PromiseLike<T>, options: PluginCallOptions = {}): Promise<T> {
+  wait<T, R = T>(
+    site: PluginCallSite,
+    value: PromiseLike<T>,
+    options: PluginCallOptions = {},
+    settle?: Settle<T, R>,
+  ): Promise<R> {
     const { timeoutMs, signal } = options;
     if (signal?.aborted) {
-      this.abandon(this.record(site, value, Number.POSITIVE_INFINITY, undefined, ignore));
-      return Promise.reject(abortedWhile(site, signal));
+      this.abandon(this.record(site, value, Date.now(), Number.POSITIVE_INFINITY, undefined, ignore));
+      const error = abortedWhile(site, signal);
+      if (settle === undefined) return Promise.reject(error);
+      return new Promise<R>((resolve) => resolve(settle.failure(error)));
     }
     const startedAt = Date.now();
     const deadline =
       timeoutMs === undefined || !Number.isFinite(timeoutMs)
         ? Number.POSITIVE_INFINITY
         : startedAt + timeoutMs;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<R>((resolve, reject) => {
       let done = false;
-      const call = this.record(site, value, deadline, signal, (error) => {
+      const failed = (error: HarnessError) => {
         done = true;
-        reject(error);
-      });
-      call.startedAt = startedAt;
+        if (settle === undefined) reject(error);
+        else {
+          try {
+            resolve(settle.failure(error));
+          } catch (thrown) {
+            reject(thrown);
+          }
+        }
+      };
+      const call = this.record(site, value, startedAt, deadline, signal, failed);
       this.track(call);
       value.then(
         (result) => {
           this.untrack(call);
-          if (!done) resolve(result);
+          if (done) return;
+          done = true;
+          if (settle === undefined) resolve(result as unknown as R);
+          else {
+            try {
+              resolve(settle.value(result));
+            } catch (thrown) {
+              reject(thrown);
+            }
+          }
         },
         (error: unknown) => {
           this.untrack(call);
-          if (!done) reject(pluginFailure(error, site));
+          if (!done) failed(pluginFailure(error, site));
         },
       );
     });
@@ -135,7 +177,7 @@ export class PluginDriver {
 
   /** Plugin calls that have started and not yet settled (hung and abandoned ones included). */
   inFlight(): readonly InFlightCall[] {
-    return [...this.running, ...this.abandoned].map(({ site, startedAt, value }) => ({
+    return [...this.runningCalls(), ...this.abandoned].map(({ site, startedAt, value }) => ({
       ...site,
       startedAt,
       settled: Promise.resolve(value).then(ignore, ignore),
@@ -158,14 +200,16 @@ export class PluginDriver {
     return this.inFlight();
   }
 
+  /** `site` is kept as given: callers build a fresh one per call and never change it afterwards. */
   private record(
     site: PluginCallSite,
     value: PromiseLike<unknown>,
+    startedAt: number,
     deadline: number,
     signal: AbortSignal | undefined,
     fail: (error: HarnessError) => void,
   ): TrackedCall {
-    return { site: { ...site }, startedAt: Date.now(), deadline, signal, value, fail };
+    return { site, startedAt, deadline, signal, value, fail };
   }
 
   /** The caller stopped waiting: keep naming the call until its promise settles. */
@@ -177,38 +221,87 @@ export class PluginDriver {
     );
   }
 
+  private runningCalls(): TrackedCall[] {
+    const calls: TrackedCall[] = [];
+    for (let call = this.first; call !== undefined; call = call.next) calls.push(call);
+    return calls;
+  }
+
+  private link(call: TrackedCall): void {
+    call.running = true;
+    call.prev = this.last;
+    if (this.last === undefined) this.first = call;
+    else this.last.next = call;
+    this.last = call;
+    this.runningCount++;
+  }
+
+  /** Takes `call` off the running list; false when it was not on it. */
+  private unlink(call: TrackedCall): boolean {
+    if (call.running !== true) return false;
+    call.running = false;
+    if (call.prev === undefined) this.first = call.next;
+    else call.prev.next = call.next;
+    if (call.next === undefined) this.last = call.prev;
+    else call.next.prev = call.prev;
+    call.prev = undefined;
+    call.next = undefined;
+    this.runningCount--;
+    return true;
+  }
+
   private track(call: TrackedCall): void {
-    this.running.add(call);
+    this.link(call);
     const signal = call.signal;
     if (signal !== undefined && !this.watchedSignals.has(signal)) {
       this.watchedSignals.add(signal);
       signal.addEventListener("abort", () => this.abortAll(signal), { once: true });
     }
     if (call.deadline < this.armedFor) this.arm(call.deadline);
-    else this.timer?.ref();
+    else if (!this.timerRefed && this.timer !== undefined) {
+      this.timer.ref();
+      this.timerRefed = true;
+    }
   }
 
   private untrack(call: TrackedCall): void {
-    this.abandoned.delete(call);
-    if (!this.running.delete(call)) return;
+    if (!this.unlink(call)) return;
     // Nothing left to watch: the timer must not keep the process alive, but stays armed (cheap to reuse).
-    if (this.running.size === 0) this.timer?.unref();
+    // The unref waits for the microtask queue to drain (a tick), so a chain of fast calls
+    // (one tap after another) toggles the timer once, not once per call.
+    this.unrefSoonIfIdle();
   }
+
+  private unrefSoonIfIdle(): void {
+    if (this.runningCount === 0 && !this.idleCheckQueued) {
+      this.idleCheckQueued = true;
+      process.nextTick(this.unrefWhenIdle);
+    }
+  }
+
+  private readonly unrefWhenIdle = (): void => {
+    this.idleCheckQueued = false;
+    if (this.runningCount > 0 || !this.timerRefed) return;
+    this.timer?.unref();
+    this.timerRefed = false;
+  };
 
   private arm(deadline: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.armedFor = deadline;
     this.timer = setTimeout(() => this.expireDue(), Math.max(0, deadline - Date.now()));
+    this.timerRefed = true;
   }
 
   private expireDue(): void {
     this.timer = undefined;
+    this.timerRefed = false;
     this.armedFor = Number.POSITIVE_INFINITY;
     const now = Date.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const call of this.running) {
+    for (const call of this.runningCalls()) {
       if (call.deadline <= now) {
-        this.running.delete(call);
+        this.unlink(call);
         this.abandon(call);
         call.fail(timeoutError(call.site, call.deadline - call.startedAt));
       } else if (call.deadline < next) {
@@ -219,11 +312,12 @@ export class PluginDriver {
   }
 
   private abortAll(signal: AbortSignal): void {
-    for (const call of this.running) {
+    for (const call of this.runningCalls()) {
       if (call.signal !== signal) continue;
-      this.running.delete(call);
+      this.unlink(call);
       this.abandon(call);
       call.fail(abortedWhile(call.site, signal));
     }
+    this.unrefSoonIfIdle();
   }
 }

@@ -120,9 +120,15 @@ export function callTap(call: TapCall, tap: RawTap, payload: unknown, context: H
   if (!isThenable(value)) return onResult(call, tap, site, value, payload, context);
   // The tap's own deadline (exact, whatever ran before it) and the run's signal bound the wait.
   const timeoutMs = tap.timeout ?? call.spec.timeoutMs ?? call.env.policy().tapTimeoutMs;
-  return call.env.driver.wait(site, value, { timeoutMs, signal: context?.signal }).then(
-    (result) => onResult(call, tap, site, result, payload, context),
-    (error) => onFailure(call, tap, site, error, context),
+  // The continuation runs in the driver's own reaction (no second promise per tap).
+  return call.env.driver.wait(
+    site,
+    value,
+    { timeoutMs, signal: context?.signal },
+    {
+      value: (result) => onResult(call, tap, site, result, payload, context),
+      failure: (error) => onFailure(call, tap, site, error, context),
+    },
   );
 }
 

@@ -52,46 +52,50 @@ interface OpenGroup {
   entries: StoredEntry[];
 }
 
-/** Parses and validates a whole session file (see the torn-tail rule above). */
-export function parseSessionFile(file: string, bytes: Buffer): ParsedFile {
+/**
+ * Reads bytes like `fs.readSync(fd, buffer, offset, length, position)`: fills
+ * `buffer` from `offset` with at most `length` bytes of the file at `position`
+ * and returns how many it read (0 at the end of the file).
+ */
+export type ChunkReader = (buffer: Buffer, offset: number, length: number, position: number) => number;
+
+/** Bytes read at a time; a line longer than this grows the buffer. */
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * Parses and validates a whole session file (see the torn-tail rule above).
+ * The file is read in chunks of about 1 MiB: each chunk's whole lines are
+ * decoded with one `toString` and split, so neither the whole file nor a string
+ * per line of bytes is ever held (peak memory is the entries plus one chunk).
+ */
+export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
   const fail = (line: number, problem: string) =>
     sessionError(`invalid session file ${file} line ${line}: ${problem}`, { file });
-  const headerEnd = bytes.indexOf(NEWLINE);
-  if (headerEnd === -1) {
-    throw fail(
-      1,
-      bytes.length === 0 ? "the file is empty; expected a session header" : "the header line is incomplete",
-    );
-  }
-  let header: unknown;
-  try {
-    header = JSON.parse(bytes.toString("utf8", 0, headerEnd));
-  } catch (error) {
-    throw fail(1, `expected a JSON session header (${(error as Error).message})`);
-  }
-  const headerIssue = headerProblem(header);
-  if (headerIssue !== undefined) throw fail(1, headerIssue);
-
+  let header: SessionHeader | undefined;
   const entries: StoredEntry[] = [];
   const byId = new Map<string, StoredEntry>();
   const lookup = (id: string) => byId.get(id);
   let group: OpenGroup | undefined;
-  let start = headerEnd + 1;
-  const tornTail = (line: number): ParsedFile => {
-    const parsed = { header: header as SessionHeader, entries };
-    if (group === undefined) return { ...parsed, goodSize: start, torn: { line, what: "a torn last line" } };
-    // The unfinished group goes as a whole: none of its entries was committed.
-    const what = `a torn write group (${group.seen} of ${group.of} lines complete)`;
-    return { ...parsed, goodSize: group.startByte, torn: { line: group.startLine, what } };
-  };
-  let lineNumber = 1;
-  while (start < bytes.length) {
+  let lineNumber = 0;
+
+  /** One whole line (without its newline); `startByte` gives its offset in the file, computed only when asked. */
+  const parseLine = (text: string, startByte: () => number): void => {
     lineNumber++;
-    const end = bytes.indexOf(NEWLINE, start);
-    if (end === -1) return tornTail(lineNumber);
+    if (header === undefined) {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        throw fail(1, `expected a JSON session header (${(error as Error).message})`);
+      }
+      const headerIssue = headerProblem(value);
+      if (headerIssue !== undefined) throw fail(1, headerIssue);
+      header = value as SessionHeader;
+      return;
+    }
     let value: unknown;
     try {
-      value = JSON.parse(bytes.toString("utf8", start, end));
+      value = JSON.parse(text);
     } catch (error) {
       // A whole line (its newline written) that is not JSON no single append produces.
       throw fail(lineNumber, `expected one JSON entry per line (${(error as Error).message})`);
@@ -114,7 +118,7 @@ export function parseSessionFile(file: string, bytes: Buffer): ParsedFile {
         of: marker.of as number,
         seen: 0,
         startLine: lineNumber,
-        startByte: start,
+        startByte: startByte(),
         entries: [],
       };
       if (group.id !== marker.id || group.of !== marker.of || marker.line !== group.seen + 1) {
@@ -139,12 +143,58 @@ export function parseSessionFile(file: string, bytes: Buffer): ParsedFile {
       group.entries.push(entry);
       group.seen++;
       if (group.seen === group.of) {
-        entries.push(...group.entries);
+        for (const grouped of group.entries) entries.push(grouped);
         group = undefined;
       }
     }
-    start = end + 1;
+  };
+
+  let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  let filled = 0; // bytes held in `buffer`
+  let position = 0; // the file offset of buffer[0]: always the start of a line
+  for (;;) {
+    if (filled === buffer.length) {
+      // One line longer than the buffer: grow it (rare; a huge tool result).
+      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(bigger, 0, 0, filled);
+      buffer = bigger;
+    }
+    const count = read(buffer, filled, buffer.length - filled, position + filled);
+    filled += count;
+    // (A negative offset would count from the end of the buffer, over stale bytes.)
+    const last = filled === 0 ? -1 : buffer.lastIndexOf(NEWLINE, filled - 1);
+    if (last !== -1) {
+      const lines = buffer.toString("utf8", 0, last).split("\n");
+      const chunkStart = position;
+      for (let index = 0; index < lines.length; index++) {
+        parseLine(lines[index] as string, () => chunkStart + bytesBefore(lines, index));
+      }
+      position += last + 1;
+      buffer.copy(buffer, 0, last + 1, filled);
+      filled -= last + 1;
+    }
+    if (count === 0) break;
   }
-  if (group !== undefined) return tornTail(group.startLine);
-  return { header: header as SessionHeader, entries, goodSize: start };
+  if (header === undefined) {
+    throw fail(
+      1,
+      filled === 0 ? "the file is empty; expected a session header" : "the header line is incomplete",
+    );
+  }
+  const parsed = { header, entries };
+  // The unfinished group goes as a whole: none of its entries was committed.
+  if (group !== undefined) {
+    const what = `a torn write group (${group.seen} of ${group.of} lines complete)`;
+    return { ...parsed, goodSize: group.startByte, torn: { line: group.startLine, what } };
+  }
+  if (filled > 0)
+    return { ...parsed, goodSize: position, torn: { line: lineNumber + 1, what: "a torn last line" } };
+  return { ...parsed, goodSize: position };
+}
+
+/** Bytes of `lines[0..index)`, each with its newline. */
+function bytesBefore(lines: readonly string[], index: number): number {
+  let bytes = 0;
+  for (let i = 0; i < index; i++) bytes += Buffer.byteLength(lines[i] as string, "utf8") + 1;
+  return bytes;
 }

@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError, HarnessError, invalidArgument, sessionError } from "../errors.js";
 import type { SessionHeader, StoredEntry } from "./entries.js";
-import { encodeEntries, parseSessionFile } from "./jsonl-format.js";
+import { encodeEntries, type ParsedFile, parseSessionFile } from "./jsonl-format.js";
 import { SessionLock } from "./lock.js";
 import type { LoadedSession, SessionStorage } from "./storage.js";
 import { headerProblem } from "./validation.js";
@@ -91,17 +91,26 @@ export class JsonlStorage implements SessionStorage {
 
   load(): LoadedSession {
     this.#assertOpen("load");
-    let bytes: Buffer;
+    let parsed: ParsedFile;
+    let size: number;
+    let fd: number | undefined;
     try {
-      bytes = fs.readFileSync(this.path);
+      fd = fs.openSync(this.path, "r");
+      const reader = fd;
+      parsed = parseSessionFile(this.path, (buffer, offset, length, position) =>
+        fs.readSync(reader, buffer, offset, length, position),
+      );
+      size = fs.fstatSync(fd).size;
     } catch (error) {
+      if (error instanceof HarnessError) throw error;
       throw sessionError(`cannot read session file ${this.path}: ${describeError(error)}`, {
         file: this.path,
         cause: error,
       });
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
     }
-    const parsed = parseSessionFile(this.path, bytes);
-    if (parsed.goodSize < bytes.length && !this.readOnly) {
+    if (parsed.goodSize < size && !this.readOnly) {
       this.#truncate(parsed.goodSize);
       this.#sync();
     }
