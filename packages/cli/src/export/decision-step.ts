@@ -1,26 +1,15 @@
 /**
- * One tap's answer in a decision's trail, as `DecisionRecord.trail` records it
- * (issue 22's shared contract, owned by `rein check`'s trail collection). Read
- * structurally here: sessions without trails, and sessions from a harness that
- * does not yet write them, simply have none.
+ * The trail a recorded decision carries (`DecisionRecord.trail`), read defensively:
+ * sessions without trails, and sessions from a harness that did not write them,
+ * simply have none; a malformed step is dropped rather than shown.
  */
-import type { DecisionRecord } from "@rein/harness";
+import type { DecisionRecord, DecisionStep } from "@rein/harness";
 
-export interface DecisionStep {
-  hook: "toolCall" | "toolGate" | "permissionAsk";
-  /** `<plugin>[:<rule>]` */
-  by: string;
-  answer: "no opinion" | "allow" | "deny" | "ask" | "rewrite" | "error";
-  reason?: string;
-  /** The rewritten arguments, for answer `rewrite`. */
-  args?: unknown;
-  /** `false`: an explain-mode step that did not count (`rein check` only; never recorded by a run). */
-  consulted?: false;
-}
+export type { DecisionStep };
 
 /** The trail a decision carries, if any. */
 export const trailOf = (decision: DecisionRecord | undefined): DecisionStep[] | undefined => {
-  const trail = (decision as { trail?: unknown } | undefined)?.trail;
+  const trail: unknown = decision?.trail;
   if (!Array.isArray(trail)) return undefined;
   return trail.filter((step): step is DecisionStep => typeof step === "object" && step !== null);
 };
