@@ -237,7 +237,12 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     const ids = await place.create(SESSIONS);
     const started = Date.now();
     const workers = [startWorker(place), startWorker(place), startWorker(place)];
-    await until("3 workers ready", () => workers.every((w) => w.stderr.includes("ready")), 30_000);
+    await until("3 workers ready", () => workers.every((w) => w.stderr.includes("ready")), 90_000).catch(
+      (error: Error) => {
+        // Say why: each worker's own output (a crash at start shows here).
+        throw new Error(`${error.message}\n${workers.map((w, i) => `worker ${i}: ${w.stderr}`).join("\n")}`);
+      },
+    );
     const queue = store.name === "postgres" ? sessionDatabase(dir) : url;
     if (store.name === "postgres") {
       for (const worker of workers) expect(worker.stderr).toContain(`sessions postgres ${queue}`);
@@ -340,7 +345,7 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
       { "marks.ts": MARK_PLUGIN },
     );
     const worker = startWorker(place);
-    await until("the worker", () => worker.stderr.includes("ready"), 30_000);
+    await until("the worker", () => worker.stderr.includes("ready"), 90_000);
     const result = await rein(["submit", "--follow", "--json", ...place.dbArgs, "mark once"], place.dir);
     expect(result.code, result.stderr).toBe(0);
     const notices = result.stdout
@@ -383,7 +388,7 @@ export default definePlugin({
     );
     const { dir } = place;
     const worker = startWorker(place);
-    await until("the worker", () => worker.stderr.includes("ready"), 30_000);
+    await until("the worker", () => worker.stderr.includes("ready"), 90_000);
     const result = await rein(["submit", "--follow", ...place.dbArgs, "mark it"], dir);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain("parked");
@@ -437,7 +442,7 @@ export default definePlugin({
     );
     const { dir } = place;
     const first = startWorker(place, "0.5");
-    await until("the worker", () => first.stderr.includes("ready"), 30_000);
+    await until("the worker", () => first.stderr.includes("ready"), 90_000);
     const submitted = await rein(["submit", ...place.dbArgs, "take your time"], dir);
     expect(submitted.code).toBe(0);
     const { sessionId } = JSON.parse(submitted.stdout) as { sessionId: string };
