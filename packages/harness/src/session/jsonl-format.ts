@@ -25,6 +25,8 @@ export const WRITE_GROUP_FIELD = "writeGroup";
 export interface ParsedFile {
   header: SessionHeader;
   entries: StoredEntry[];
+  /** Every entry of `entries` by id: the index validation built, handed on so nobody builds it twice. */
+  byId: Map<string, StoredEntry>;
   /** Bytes up to the end of the last whole, valid line outside an unfinished group. */
   goodSize: number;
   /** What was cut off as a torn tail, if anything. */
@@ -74,12 +76,23 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
   let header: SessionHeader | undefined;
   const entries: StoredEntry[] = [];
   const byId = new Map<string, StoredEntry>();
-  const lookup = (id: string) => byId.get(id);
+  // Each line costs one hash probe: its entry is indexed before the checks run, a
+  // duplicate id told by the index not growing (`taken`: what the checks then see under
+  // that id), and the parent, nearly always the line before, is found without one.
+  let previous: StoredEntry | undefined;
+  let ownId: unknown;
+  let taken: StoredEntry | undefined;
+  const lookup = (id: string) =>
+    id === ownId ? taken : previous !== undefined && previous.id === id ? previous : byId.get(id);
   let group: OpenGroup | undefined;
   let lineNumber = 0;
 
-  /** One whole line (without its newline); `startByte` gives its offset in the file, computed only when asked. */
-  const parseLine = (text: string, startByte: () => number): void => {
+  /**
+   * One whole line, `lines[index]` (without its newline) of the chunk that starts at
+   * file offset `chunkStart`; the line's own offset is computed only for a group's first line.
+   */
+  const parseLine = (lines: readonly string[], index: number, chunkStart: number): void => {
+    const text = lines[index] as string;
     lineNumber++;
     if (header === undefined) {
       let value: unknown;
@@ -118,7 +131,7 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
         of: marker.of as number,
         seen: 0,
         startLine: lineNumber,
-        startByte: startByte(),
+        startByte: chunkStart + bytesBefore(lines, index),
         entries: [],
       };
       if (group.id !== marker.id || group.of !== marker.of || marker.line !== group.seen + 1) {
@@ -134,10 +147,17 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
         `expected line ${group.seen + 1} of ${group.of} of write group ${group.id} (from line ${group.startLine}), got a line outside it`,
       );
     }
+    ownId = isObject(value) ? value.id : undefined;
+    taken = undefined;
+    if (typeof ownId === "string") {
+      const size = byId.size;
+      byId.set(ownId, value as StoredEntry); // a line that fails its checks throws, index and all
+      if (byId.size === size) taken = value as StoredEntry;
+    }
     const problem = entryProblem(value, lookup);
     if (problem !== undefined) throw fail(lineNumber, problem);
     const entry = value as StoredEntry;
-    byId.set(entry.id, entry);
+    previous = entry;
     if (group === undefined) entries.push(entry);
     else {
       group.entries.push(entry);
@@ -165,10 +185,7 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
     const last = filled === 0 ? -1 : buffer.lastIndexOf(NEWLINE, filled - 1);
     if (last !== -1) {
       const lines = buffer.toString("utf8", 0, last).split("\n");
-      const chunkStart = position;
-      for (let index = 0; index < lines.length; index++) {
-        parseLine(lines[index] as string, () => chunkStart + bytesBefore(lines, index));
-      }
+      for (let index = 0; index < lines.length; index++) parseLine(lines, index, position);
       position += last + 1;
       buffer.copy(buffer, 0, last + 1, filled);
       filled -= last + 1;
@@ -181,9 +198,10 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
       filled === 0 ? "the file is empty; expected a session header" : "the header line is incomplete",
     );
   }
-  const parsed = { header, entries };
+  const parsed = { header, entries, byId };
   // The unfinished group goes as a whole: none of its entries was committed.
   if (group !== undefined) {
+    for (const entry of group.entries) byId.delete(entry.id);
     const what = `a torn write group (${group.seen} of ${group.of} lines complete)`;
     return { ...parsed, goodSize: group.startByte, torn: { line: group.startLine, what } };
   }

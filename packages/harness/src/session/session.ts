@@ -47,9 +47,9 @@ export class Session {
   /** Problems tolerated while loading (for example a dropped torn last line). */
   readonly warnings: string[];
   readonly #entries: SessionEntry[] = [];
-  readonly #byId = new Map<string, SessionEntry>();
+  /** Entries and journal records by id: they share one id space. */
+  readonly #byId: Map<string, StoredEntry>;
   readonly #journal: JournalEntry[] = [];
-  readonly #journalById = new Map<string, JournalEntry>();
   /**
    * Tree children of each node (`null`: roots), in append order; leaf entries are not
    * nodes. Built on the first `children()` call, since a harness resuming a long
@@ -57,7 +57,7 @@ export class Session {
    */
   #children: Map<string | null, SessionEntry[]> | undefined;
   readonly #labels = new Map<string, string>();
-  readonly #lookup = (id: string): StoredEntry | undefined => this.#byId.get(id) ?? this.#journalById.get(id);
+  readonly #lookup = (id: string): StoredEntry | undefined => this.#byId.get(id);
   #leafId: string | null = null;
   #name: string | undefined;
   #context: BranchContext | undefined;
@@ -66,10 +66,16 @@ export class Session {
   /** Set when an asynchronous write failed: the session takes no more writes. */
   #failure: unknown;
 
-  private constructor(storage: SessionStorage, header: SessionHeader, warnings: string[]) {
+  private constructor(
+    storage: SessionStorage,
+    header: SessionHeader,
+    warnings: string[],
+    byId: Map<string, StoredEntry>,
+  ) {
     this.storage = storage;
     this.header = header;
     this.warnings = warnings;
+    this.#byId = byId;
   }
 
   /**
@@ -79,7 +85,14 @@ export class Session {
   static open(storage: SessionStorage): Session {
     try {
       const loaded = storage.load();
-      const session = new Session(storage, loaded.header, loaded.warnings);
+      // A storage that validated hands over the index its checks built.
+      const indexed = loaded.validated === true && loaded.byId !== undefined;
+      const byId = indexed ? (loaded.byId as Map<string, StoredEntry>) : new Map<string, StoredEntry>();
+      const session = new Session(storage, loaded.header, loaded.warnings, byId);
+      // The context is extended entry by entry as they load (each is at hand now), so the
+      // first buildContext() after open needs no walk of the branch unless a compaction
+      // or a leaf move got in the way.
+      session.#context = BranchContext.build([]);
       const { entries } = loaded;
       for (let index = 0; index < entries.length; index++) {
         const entry = entries[index] as StoredEntry;
@@ -90,8 +103,8 @@ export class Session {
             file: storage.path,
           });
         }
-        if (entry.type === "journal") session.#admitJournal(entry);
-        else session.#admit(entry);
+        if (entry.type === "journal") session.#admitJournal(entry, indexed);
+        else session.#admit(entry, indexed);
       }
       return session;
     } catch (error) {
@@ -135,7 +148,8 @@ export class Session {
   }
 
   getEntry(id: string): SessionEntry | undefined {
-    return this.#byId.get(id);
+    const entry = this.#byId.get(id);
+    return entry?.type === "journal" ? undefined : entry;
   }
 
   /** Tree children of `id` (`null`: the roots), in append order. */
@@ -152,9 +166,10 @@ export class Session {
     if (leafId === null) return [];
     this.#requireNode(leafId, "branch");
     const path: SessionEntry[] = [];
-    for (let entry = this.#byId.get(leafId); entry !== undefined; ) {
+    // Parents are tree entries (checked on append and on load), never journal records.
+    for (let entry = this.#byId.get(leafId) as SessionEntry | undefined; entry !== undefined; ) {
       path.push(entry);
-      entry = entry.parentId === null ? undefined : this.#byId.get(entry.parentId);
+      entry = entry.parentId === null ? undefined : (this.#byId.get(entry.parentId) as SessionEntry);
     }
     return path.reverse();
   }
@@ -336,15 +351,16 @@ export class Session {
     } as SessionEntry;
   }
 
-  #admitJournal(entry: JournalEntry): void {
+  /** Adds a record that storage already holds (`indexed`: `#byId` has it already). */
+  #admitJournal(entry: JournalEntry, indexed = false): void {
     this.#journal.push(entry);
-    this.#journalById.set(entry.id, entry);
+    if (!indexed) this.#byId.set(entry.id, entry);
   }
 
-  /** Adds an entry that storage already holds. */
-  #admit(entry: SessionEntry): void {
+  /** Adds an entry that storage already holds (`indexed`: `#byId` has it already). */
+  #admit(entry: SessionEntry, indexed = false): void {
     this.#entries.push(entry);
-    this.#byId.set(entry.id, entry);
+    if (!indexed) this.#byId.set(entry.id, entry);
     if (entry.type === "leaf") {
       this.#leafId = entry.targetId;
       if (this.#context?.leafId !== entry.targetId) this.#context = undefined;
@@ -382,13 +398,13 @@ export class Session {
     // 8 hex chars: short enough to type, and re-rolled on the rare collision.
     for (;;) {
       const id = shortId();
-      if (!this.#byId.has(id) && !this.#journalById.has(id) && !taken?.(id)) return id;
+      if (!this.#byId.has(id) && !taken?.(id)) return id;
     }
   }
 
   #requireNode(id: string, operation: string): void {
     const entry = this.#byId.get(id);
-    if (entry === undefined)
+    if (entry === undefined || entry.type === "journal")
       throw invalidArgument(`cannot ${operation} entry "${id}": no such entry in session ${this.id}`);
     if (entry.type === "leaf") {
       throw invalidArgument(`cannot ${operation} entry "${id}": it is a leaf move, not a tree entry`);
