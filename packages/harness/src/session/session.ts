@@ -47,8 +47,8 @@ export class Session {
   /** Problems tolerated while loading (for example a dropped torn last line). */
   readonly warnings: string[];
   readonly #entries: SessionEntry[] = [];
-  /** Entries and journal records by id: they share one id space. */
-  readonly #byId: Map<string, StoredEntry>;
+  /** Entries and journal records by id (one id space); a validating storage's index if it gave one. */
+  #byId = new Map<string, StoredEntry>();
   readonly #journal: JournalEntry[] = [];
   /**
    * Tree children of each node (`null`: roots), in append order; leaf entries are not
@@ -66,16 +66,10 @@ export class Session {
   /** Set when an asynchronous write failed: the session takes no more writes. */
   #failure: unknown;
 
-  private constructor(
-    storage: SessionStorage,
-    header: SessionHeader,
-    warnings: string[],
-    byId: Map<string, StoredEntry>,
-  ) {
+  private constructor(storage: SessionStorage, header: SessionHeader, warnings: string[]) {
     this.storage = storage;
     this.header = header;
     this.warnings = warnings;
-    this.#byId = byId;
   }
 
   /**
@@ -85,13 +79,11 @@ export class Session {
   static open(storage: SessionStorage): Session {
     try {
       const loaded = storage.load();
-      // A storage that validated hands over the index its checks built.
+      const session = new Session(storage, loaded.header, loaded.warnings);
+      // Nothing is built twice: the index comes from a storage that validated, and the context
+      // grows entry by entry (a compaction or leaf move leaves it to the first buildContext()).
       const indexed = loaded.validated === true && loaded.byId !== undefined;
-      const byId = indexed ? (loaded.byId as Map<string, StoredEntry>) : new Map<string, StoredEntry>();
-      const session = new Session(storage, loaded.header, loaded.warnings, byId);
-      // The context is extended entry by entry as they load (each is at hand now), so the
-      // first buildContext() after open needs no walk of the branch unless a compaction
-      // or a leaf move got in the way.
+      if (indexed) session.#byId = loaded.byId as Map<string, StoredEntry>;
       session.#context = BranchContext.build([]);
       const { entries } = loaded;
       for (let index = 0; index < entries.length; index++) {
@@ -166,7 +158,6 @@ export class Session {
     if (leafId === null) return [];
     this.#requireNode(leafId, "branch");
     const path: SessionEntry[] = [];
-    // Parents are tree entries (checked on append and on load), never journal records.
     for (let entry = this.#byId.get(leafId) as SessionEntry | undefined; entry !== undefined; ) {
       path.push(entry);
       entry = entry.parentId === null ? undefined : (this.#byId.get(entry.parentId) as SessionEntry);
@@ -351,13 +342,13 @@ export class Session {
     } as SessionEntry;
   }
 
-  /** Adds a record that storage already holds (`indexed`: `#byId` has it already). */
+  /** Adds a record that storage already holds (`indexed`: and `#byId` too). */
   #admitJournal(entry: JournalEntry, indexed = false): void {
     this.#journal.push(entry);
     if (!indexed) this.#byId.set(entry.id, entry);
   }
 
-  /** Adds an entry that storage already holds (`indexed`: `#byId` has it already). */
+  /** Adds an entry that storage already holds (`indexed`: and `#byId` too). */
   #admit(entry: SessionEntry, indexed = false): void {
     this.#entries.push(entry);
     if (!indexed) this.#byId.set(entry.id, entry);
