@@ -63,12 +63,19 @@ export type ChunkReader = (buffer: Buffer, offset: number, length: number, posit
 
 /** Bytes read at a time; a line longer than this grows the buffer. */
 const CHUNK_BYTES = 1 << 20;
+/**
+ * Whole lines are decoded about this many bytes at a time: a string this size (even
+ * two bytes a character) stays below V8's large-object size, so it is young garbage
+ * that dies cheaply instead of old-space growth that brings on full collections.
+ */
+const DECODE_BYTES = 1 << 15;
 
 /**
  * Parses and validates a whole session file (see the torn-tail rule above).
- * The file is read in chunks of about 1 MiB: each chunk's whole lines are
- * decoded with one `toString` and split, so neither the whole file nor a string
- * per line of bytes is ever held (peak memory is the entries plus one chunk).
+ * The file is read in chunks of about 1 MiB, whose whole lines are decoded in
+ * pieces of about 32 KiB with one `toString` and split each, so neither the whole
+ * file nor a string per line of bytes is ever held (peak memory is the entries
+ * plus one chunk).
  */
 export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
   const fail = (line: number, problem: string) =>
@@ -184,8 +191,16 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
     // (A negative offset would count from the end of the buffer, over stale bytes.)
     const last = filled === 0 ? -1 : buffer.lastIndexOf(NEWLINE, filled - 1);
     if (last !== -1) {
-      const lines = buffer.toString("utf8", 0, last).split("\n");
-      for (let index = 0; index < lines.length; index++) parseLine(lines, index, position);
+      for (let start = 0; start <= last; ) {
+        let end = last;
+        if (last - start > DECODE_BYTES) {
+          end = buffer.lastIndexOf(NEWLINE, start + DECODE_BYTES);
+          if (end < start) end = buffer.indexOf(NEWLINE, start + DECODE_BYTES); // one long line
+        }
+        const lines = buffer.toString("utf8", start, end).split("\n");
+        for (let index = 0; index < lines.length; index++) parseLine(lines, index, position + start);
+        start = end + 1;
+      }
       position += last + 1;
       buffer.copy(buffer, 0, last + 1, filled);
       filled -= last + 1;
