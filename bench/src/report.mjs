@@ -103,6 +103,17 @@ export function sessionRows(sessions) {
         n === large ? { max: 0.2 } : undefined,
       ),
     );
+    const { floor } = sessions[n];
+    if (floor !== undefined) {
+      rows.push(
+        row(
+          group,
+          `floor: read + JSON.parse of every line, ${label(n)} entries (Rein's file)`,
+          `${ms(floor.reopenMs)} (Rein ${x(rein.reopenMs / floor.reopenMs)} the floor)`,
+          { value: floor.reopenMs / pi.reopenMs, text: `${x(floor.reopenMs / pi.reopenMs)} pi` },
+        ),
+      );
+    }
     rows.push(
       row(
         group,

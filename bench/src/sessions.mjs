@@ -3,7 +3,9 @@
  * (`Session` over `JsonlStorage`) and pi-coding-agent (`SessionManager`) appends
  * the same messages to a JSONL file once, then reopens it and builds the model
  * context several times, interleaved, each case in a fresh child process
- * (see session-worker.mjs) so peak RSS is the case's own.
+ * (see session-worker.mjs) so peak RSS is the case's own. The same rotation times
+ * the floor of any JSONL reopen on Rein's file: reading it and JSON.parse of every
+ * line, nothing else.
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
@@ -16,6 +18,8 @@ import { median } from "./stats.mjs";
 const run = promisify(execFile);
 const WORKER = fileURLToPath(new URL("./session-worker.mjs", import.meta.url));
 const IMPLS = ["rein", "pi"];
+/** Contenders of the reopen rotation: the implementations, and the floor (on Rein's file). */
+const REOPENS = [...IMPLS, "floor"];
 
 async function worker(args) {
   const { stdout } = await run(process.execPath, ["--expose-gc", WORKER, ...args], {
@@ -24,7 +28,10 @@ async function worker(args) {
   return JSON.parse(stdout.trim().split("\n").at(-1));
 }
 
-/** `{ [entries]: { [impl]: { appendMs, reopenMs, maxRssMiB, baseRssMiB, fileMiB } } }`, medians. */
+/**
+ * `{ [entries]: { [impl]: { appendMs, reopenMs, maxRssMiB, baseRssMiB, fileMiB } } }`, medians;
+ * `impl` "floor" has only `reopenMs`, `maxRssMiB` and `baseRssMiB`.
+ */
 export async function benchSessions({ reps, scale = 1, log = () => {} }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-bench-sessions-"));
   const sizes = [10_000, 100_000];
@@ -45,6 +52,10 @@ export async function benchSessions({ reps, scale = 1, log = () => {} }) {
           samples: [],
         };
         cases.push({ size, impl, file: appended.file, entries });
+        if (impl === "rein") {
+          out[size].floor = { entries, samples: [] };
+          cases.push({ size, impl: "floor", file: appended.file, entries });
+        }
       }
     }
     // Every reopen case in one rotation, each in a fresh process, so drift hits all alike.
@@ -60,7 +71,7 @@ export async function benchSessions({ reps, scale = 1, log = () => {} }) {
       }
     }
     for (const size of sizes) {
-      for (const impl of IMPLS) {
+      for (const impl of REOPENS) {
         const { samples, ...rest } = out[size][impl];
         out[size][impl] = {
           ...rest,

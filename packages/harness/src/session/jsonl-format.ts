@@ -25,6 +25,8 @@ export const WRITE_GROUP_FIELD = "writeGroup";
 export interface ParsedFile {
   header: SessionHeader;
   entries: StoredEntry[];
+  /** Every entry of `entries` by id: the index validation built, handed on so nobody builds it twice. */
+  byId: Map<string, StoredEntry>;
   /** Bytes up to the end of the last whole, valid line outside an unfinished group. */
   goodSize: number;
   /** What was cut off as a torn tail, if anything. */
@@ -61,12 +63,19 @@ export type ChunkReader = (buffer: Buffer, offset: number, length: number, posit
 
 /** Bytes read at a time; a line longer than this grows the buffer. */
 const CHUNK_BYTES = 1 << 20;
+/**
+ * Whole lines are decoded about this many bytes at a time: a string this size (even
+ * two bytes a character) stays below V8's large-object size, so it is young garbage
+ * that dies cheaply instead of old-space growth that brings on full collections.
+ */
+const DECODE_BYTES = 1 << 15;
 
 /**
  * Parses and validates a whole session file (see the torn-tail rule above).
- * The file is read in chunks of about 1 MiB: each chunk's whole lines are
- * decoded with one `toString` and split, so neither the whole file nor a string
- * per line of bytes is ever held (peak memory is the entries plus one chunk).
+ * The file is read in chunks of about 1 MiB, whose whole lines are decoded in
+ * pieces of about 32 KiB with one `toString` and split each, so neither the whole
+ * file nor a string per line of bytes is ever held (peak memory is the entries
+ * plus one chunk).
  */
 export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
   const fail = (line: number, problem: string) =>
@@ -74,12 +83,23 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
   let header: SessionHeader | undefined;
   const entries: StoredEntry[] = [];
   const byId = new Map<string, StoredEntry>();
-  const lookup = (id: string) => byId.get(id);
+  // Each line costs one hash probe: its entry is indexed before the checks run, a
+  // duplicate id told by the index not growing (`taken`: what the checks then see under
+  // that id), and the parent, nearly always the line before, is found without one.
+  let previous: StoredEntry | undefined;
+  let ownId: unknown;
+  let taken: StoredEntry | undefined;
+  const lookup = (id: string) =>
+    id === ownId ? taken : previous !== undefined && previous.id === id ? previous : byId.get(id);
   let group: OpenGroup | undefined;
   let lineNumber = 0;
 
-  /** One whole line (without its newline); `startByte` gives its offset in the file, computed only when asked. */
-  const parseLine = (text: string, startByte: () => number): void => {
+  /**
+   * One whole line, `lines[index]` (without its newline) of the chunk that starts at
+   * file offset `chunkStart`; the line's own offset is computed only for a group's first line.
+   */
+  const parseLine = (lines: readonly string[], index: number, chunkStart: number): void => {
+    const text = lines[index] as string;
     lineNumber++;
     if (header === undefined) {
       let value: unknown;
@@ -118,7 +138,7 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
         of: marker.of as number,
         seen: 0,
         startLine: lineNumber,
-        startByte: startByte(),
+        startByte: chunkStart + bytesBefore(lines, index),
         entries: [],
       };
       if (group.id !== marker.id || group.of !== marker.of || marker.line !== group.seen + 1) {
@@ -134,10 +154,17 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
         `expected line ${group.seen + 1} of ${group.of} of write group ${group.id} (from line ${group.startLine}), got a line outside it`,
       );
     }
+    ownId = isObject(value) ? value.id : undefined;
+    taken = undefined;
+    if (typeof ownId === "string") {
+      const size = byId.size;
+      byId.set(ownId, value as StoredEntry); // a line that fails its checks throws, index and all
+      if (byId.size === size) taken = value as StoredEntry;
+    }
     const problem = entryProblem(value, lookup);
     if (problem !== undefined) throw fail(lineNumber, problem);
     const entry = value as StoredEntry;
-    byId.set(entry.id, entry);
+    previous = entry;
     if (group === undefined) entries.push(entry);
     else {
       group.entries.push(entry);
@@ -164,10 +191,15 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
     // (A negative offset would count from the end of the buffer, over stale bytes.)
     const last = filled === 0 ? -1 : buffer.lastIndexOf(NEWLINE, filled - 1);
     if (last !== -1) {
-      const lines = buffer.toString("utf8", 0, last).split("\n");
-      const chunkStart = position;
-      for (let index = 0; index < lines.length; index++) {
-        parseLine(lines[index] as string, () => chunkStart + bytesBefore(lines, index));
+      for (let start = 0; start <= last; ) {
+        let end = last;
+        if (last - start > DECODE_BYTES) {
+          end = buffer.lastIndexOf(NEWLINE, start + DECODE_BYTES);
+          if (end < start) end = buffer.indexOf(NEWLINE, start + DECODE_BYTES); // one long line
+        }
+        const lines = buffer.toString("utf8", start, end).split("\n");
+        for (let index = 0; index < lines.length; index++) parseLine(lines, index, position + start);
+        start = end + 1;
       }
       position += last + 1;
       buffer.copy(buffer, 0, last + 1, filled);
@@ -181,9 +213,10 @@ export function parseSessionFile(file: string, read: ChunkReader): ParsedFile {
       filled === 0 ? "the file is empty; expected a session header" : "the header line is incomplete",
     );
   }
-  const parsed = { header, entries };
+  const parsed = { header, entries, byId };
   // The unfinished group goes as a whole: none of its entries was committed.
   if (group !== undefined) {
+    for (const entry of group.entries) byId.delete(entry.id);
     const what = `a torn write group (${group.seen} of ${group.of} lines complete)`;
     return { ...parsed, goodSize: group.startByte, torn: { line: group.startLine, what } };
   }

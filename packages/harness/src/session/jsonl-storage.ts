@@ -120,7 +120,7 @@ export class JsonlStorage implements SessionStorage {
       parsed.torn === undefined
         ? []
         : [`${this.path} line ${parsed.torn.line}: ${action} ${parsed.torn.what}`];
-    return { header: parsed.header, entries: parsed.entries, warnings, validated: true };
+    return { header: parsed.header, entries: parsed.entries, warnings, validated: true, byId: parsed.byId };
   }
 
   append(entry: StoredEntry): void {

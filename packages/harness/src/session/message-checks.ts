@@ -135,8 +135,17 @@ const ROLE_CHECKS: Record<string, (message: Fields) => string | undefined> = {
     decisionProblem(message.decision),
 };
 
-/** What is wrong with a stored message, if anything. */
+/**
+ * What is wrong with a stored message, if anything. Opening a session asks this of
+ * every message, so the common shapes are accepted by `messageAccepted` first; the
+ * full check below runs only for what it does not accept, and explains what is wrong.
+ */
 export function messageProblem(message: unknown): string | undefined {
+  return messageAccepted(message) ? undefined : explainMessage(message);
+}
+
+/** The full check: `undefined`, or what is wrong with `message`. */
+export function explainMessage(message: unknown): string | undefined {
   if (!isObject(message)) return `expected "message" to be an object, got ${show(message)}`;
   const check = typeof message.role === "string" && Object.hasOwn(ROLE_CHECKS, message.role);
   if (!check) {
@@ -146,4 +155,102 @@ export function messageProblem(message: unknown): string | undefined {
     return `expected the message's "timestamp" to be a number, got ${show(message.timestamp)}`;
   }
   return (ROLE_CHECKS[message.role as string] as (message: Fields) => string | undefined)(message);
+}
+
+const isCount = (value: unknown) => typeof value === "number" && Number.isFinite(value) && value >= 0;
+const isOptional = (value: unknown, type: "string" | "boolean") =>
+  value === undefined || typeof value === type;
+
+/**
+ * A quick accept, with no message to build and no keyed loads: true only for a
+ * message `explainMessage` accepts too (a test holds it to that); false sends it to
+ * `explainMessage` for the verdict. Rare shapes (a tool result with a decision) are
+ * left to the full check.
+ */
+export function messageAccepted(message: unknown): boolean {
+  if (!isObject(message)) return false;
+  const { timestamp } = message;
+  if (timestamp !== undefined && !isFiniteNumber(timestamp)) return false;
+  switch (message.role) {
+    case "user":
+      return typeof message.content === "string" || blocksAccepted(message.content, false);
+    case "assistant":
+      return (
+        blocksAccepted(message.content, true) &&
+        typeof message.api === "string" &&
+        typeof message.provider === "string" &&
+        typeof message.model === "string" &&
+        typeof message.stopReason === "string" &&
+        STOP_REASONS.has(message.stopReason) &&
+        isOptional(message.errorMessage, "string") &&
+        usageAccepted(message.usage)
+      );
+    case "toolResult":
+      return (
+        typeof message.toolCallId === "string" &&
+        typeof message.toolName === "string" &&
+        blocksAccepted(message.content, false) &&
+        typeof message.isError === "boolean" &&
+        message.decision === undefined
+      );
+    default:
+      return false;
+  }
+}
+
+/** Content blocks: text and image for user content and tool results; text, thinking and tool calls for an assistant. */
+function blocksAccepted(content: unknown, assistant: boolean): boolean {
+  if (!Array.isArray(content)) return false;
+  for (let index = 0; index < content.length; index++) {
+    const block: unknown = content[index];
+    if (!isObject(block)) return false;
+    switch (block.type) {
+      case "text":
+        if (typeof block.text !== "string" || !isOptional(block.textSignature, "string")) return false;
+        break;
+      case "image":
+        if (assistant || typeof block.data !== "string" || typeof block.mimeType !== "string") return false;
+        break;
+      case "thinking":
+        if (
+          !assistant ||
+          typeof block.thinking !== "string" ||
+          !isOptional(block.thinkingSignature, "string") ||
+          !isOptional(block.redacted, "boolean")
+        )
+          return false;
+        break;
+      case "toolCall":
+        if (
+          !assistant ||
+          typeof block.id !== "string" ||
+          typeof block.name !== "string" ||
+          !isObject(block.arguments) ||
+          !isOptional(block.thoughtSignature, "string")
+        )
+          return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+function usageAccepted(usage: unknown): boolean {
+  if (!isObject(usage)) return false;
+  const { cost } = usage;
+  return (
+    isCount(usage.input) &&
+    isCount(usage.output) &&
+    isCount(usage.cacheRead) &&
+    isCount(usage.cacheWrite) &&
+    isCount(usage.totalTokens) &&
+    isObject(cost) &&
+    isCount(cost.input) &&
+    isCount(cost.output) &&
+    isCount(cost.cacheRead) &&
+    isCount(cost.cacheWrite) &&
+    isCount(cost.total)
+  );
 }

@@ -47,9 +47,9 @@ export class Session {
   /** Problems tolerated while loading (for example a dropped torn last line). */
   readonly warnings: string[];
   readonly #entries: SessionEntry[] = [];
-  readonly #byId = new Map<string, SessionEntry>();
+  /** Entries and journal records by id (one id space); a validating storage's index if it gave one. */
+  #byId = new Map<string, StoredEntry>();
   readonly #journal: JournalEntry[] = [];
-  readonly #journalById = new Map<string, JournalEntry>();
   /**
    * Tree children of each node (`null`: roots), in append order; leaf entries are not
    * nodes. Built on the first `children()` call, since a harness resuming a long
@@ -57,7 +57,7 @@ export class Session {
    */
   #children: Map<string | null, SessionEntry[]> | undefined;
   readonly #labels = new Map<string, string>();
-  readonly #lookup = (id: string): StoredEntry | undefined => this.#byId.get(id) ?? this.#journalById.get(id);
+  readonly #lookup = (id: string): StoredEntry | undefined => this.#byId.get(id);
   #leafId: string | null = null;
   #name: string | undefined;
   #context: BranchContext | undefined;
@@ -80,6 +80,11 @@ export class Session {
     try {
       const loaded = storage.load();
       const session = new Session(storage, loaded.header, loaded.warnings);
+      // Nothing is built twice: the index comes from a storage that validated, and the context
+      // grows entry by entry (a compaction or leaf move leaves it to the first buildContext()).
+      const indexed = loaded.validated === true && loaded.byId !== undefined;
+      if (indexed) session.#byId = loaded.byId as Map<string, StoredEntry>;
+      session.#context = BranchContext.build([]);
       const { entries } = loaded;
       for (let index = 0; index < entries.length; index++) {
         const entry = entries[index] as StoredEntry;
@@ -90,8 +95,8 @@ export class Session {
             file: storage.path,
           });
         }
-        if (entry.type === "journal") session.#admitJournal(entry);
-        else session.#admit(entry);
+        if (entry.type === "journal") session.#admitJournal(entry, indexed);
+        else session.#admit(entry, indexed);
       }
       return session;
     } catch (error) {
@@ -135,7 +140,8 @@ export class Session {
   }
 
   getEntry(id: string): SessionEntry | undefined {
-    return this.#byId.get(id);
+    const entry = this.#byId.get(id);
+    return entry?.type === "journal" ? undefined : entry;
   }
 
   /** Tree children of `id` (`null`: the roots), in append order. */
@@ -152,9 +158,9 @@ export class Session {
     if (leafId === null) return [];
     this.#requireNode(leafId, "branch");
     const path: SessionEntry[] = [];
-    for (let entry = this.#byId.get(leafId); entry !== undefined; ) {
+    for (let entry = this.#byId.get(leafId) as SessionEntry | undefined; entry !== undefined; ) {
       path.push(entry);
-      entry = entry.parentId === null ? undefined : this.#byId.get(entry.parentId);
+      entry = entry.parentId === null ? undefined : (this.#byId.get(entry.parentId) as SessionEntry);
     }
     return path.reverse();
   }
@@ -336,15 +342,16 @@ export class Session {
     } as SessionEntry;
   }
 
-  #admitJournal(entry: JournalEntry): void {
+  /** Adds a record that storage already holds (`indexed`: and `#byId` too). */
+  #admitJournal(entry: JournalEntry, indexed = false): void {
     this.#journal.push(entry);
-    this.#journalById.set(entry.id, entry);
+    if (!indexed) this.#byId.set(entry.id, entry);
   }
 
-  /** Adds an entry that storage already holds. */
-  #admit(entry: SessionEntry): void {
+  /** Adds an entry that storage already holds (`indexed`: and `#byId` too). */
+  #admit(entry: SessionEntry, indexed = false): void {
     this.#entries.push(entry);
-    this.#byId.set(entry.id, entry);
+    if (!indexed) this.#byId.set(entry.id, entry);
     if (entry.type === "leaf") {
       this.#leafId = entry.targetId;
       if (this.#context?.leafId !== entry.targetId) this.#context = undefined;
@@ -382,13 +389,13 @@ export class Session {
     // 8 hex chars: short enough to type, and re-rolled on the rare collision.
     for (;;) {
       const id = shortId();
-      if (!this.#byId.has(id) && !this.#journalById.has(id) && !taken?.(id)) return id;
+      if (!this.#byId.has(id) && !taken?.(id)) return id;
     }
   }
 
   #requireNode(id: string, operation: string): void {
     const entry = this.#byId.get(id);
-    if (entry === undefined)
+    if (entry === undefined || entry.type === "journal")
       throw invalidArgument(`cannot ${operation} entry "${id}": no such entry in session ${this.id}`);
     if (entry.type === "leaf") {
       throw invalidArgument(`cannot ${operation} entry "${id}": it is a leaf move, not a tree entry`);

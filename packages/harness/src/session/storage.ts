@@ -22,6 +22,11 @@ export interface LoadedSession {
    * `entries`, in order, so `Session.open` need not repeat them.
    */
   validated?: boolean;
+  /**
+   * With `validated`: every entry of `entries` by id, the index those checks built.
+   * `Session.open` takes it over (and adds to it) instead of building its own.
+   */
+  byId?: Map<string, StoredEntry>;
 }
 
 /**
