@@ -152,8 +152,9 @@ export async function evaluateToolCall(
     },
     call,
     tool,
-    // Arguments of a tool the harness does not have cannot be validated: taken as given.
-    structuredClone(call.arguments),
+    // A registered tool's arguments are validated, which copies them; those of a tool the
+    // harness does not have cannot be: taken as given (a copy, so no tap touches the probe's).
+    registered ? call.arguments : structuredClone(call.arguments),
     {
       validate: registered !== undefined,
       skipPermission: options.skipPermission === true,

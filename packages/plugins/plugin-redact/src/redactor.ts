@@ -5,6 +5,11 @@
  * first, so the label names the variable), then patterns in the order given
  * (built-ins before configured ones). Invariant: redaction never grows a secret
  * back - every replacement is a fixed marker that no pattern matches.
+ *
+ * Most text holds no secret, and it is redacted on every tool result (and every
+ * quoted reason), so one scan screens it first: the union of the values and every
+ * pattern that can be joined. Text nothing matches is returned as it is, which is
+ * what the passes below would return for it; anything else takes those passes.
  */
 
 export interface SecretPattern {
@@ -56,8 +61,10 @@ export function createRedactor(config: RedactorConfig): Redactor {
     name: p.name,
     regex: p.regex.global ? p.regex : new RegExp(p.regex.source, `${p.regex.flags}g`),
   }));
+  const screen = screenFor(valueRegex, patterns);
   return {
     redact(text) {
+      if (!screen(text)) return { text, count: 0 };
       let count = 0;
       let out = text;
       if (valueRegex) {
@@ -75,6 +82,34 @@ export function createRedactor(config: RedactorConfig): Redactor {
       }
       return { text: out, count };
     },
+  };
+}
+
+/**
+ * A source that keeps its meaning inside an alternation: no backreference (by number
+ * or name) and no named group, whose numbering or names a union would change.
+ */
+const joinable = (regex: RegExp) => regex.flags === "g" && !/\\[1-9]|\\k<|\(\?<(?![=!])/.test(regex.source);
+
+/**
+ * Whether any value or pattern matches somewhere in a text: one scan for the joinable
+ * ones (an alternation matches where any of its members does), then the others alone.
+ */
+function screenFor(
+  valueRegex: RegExp | undefined,
+  patterns: readonly { regex: RegExp }[],
+): (text: string) => boolean {
+  const all = [...(valueRegex ? [valueRegex] : []), ...patterns.map((p) => p.regex)];
+  const joined = all.filter(joinable);
+  const union = joined.length > 0 ? new RegExp(joined.map((r) => `(?:${r.source})`).join("|")) : undefined;
+  const alone = all.filter((regex) => !joined.includes(regex));
+  return (text) => {
+    if (union?.test(text)) return true;
+    for (const regex of alone) {
+      regex.lastIndex = 0;
+      if (regex.test(text)) return true;
+    }
+    return false;
   };
 }
 

@@ -159,6 +159,25 @@ describe("redactor", () => {
     );
   });
 
+  it("screens text in one scan without missing what only a lone pattern or value matches", () => {
+    // Backreferences and named groups cannot join the screening union; flags other than g neither.
+    const r = createRedactor({
+      patterns: [
+        ...BUILTIN_PATTERNS,
+        { name: "quoted", regex: /(["'])pin-\d{4}\1/g },
+        { name: "named", regex: /(?<q>#)tok-\w+\k<q>/g },
+        { name: "upper", regex: /acme-[a-z]{4}/gi },
+      ],
+      values: [{ name: "env:ODD", value: "pass\\1word" }],
+    });
+    expect(r.redact(`"pin-1234" #tok-abc# ACME-WXYZ pass\\1word`).text).toBe(
+      "[redacted:quoted] [redacted:named] [redacted:upper] [redacted:env:ODD]",
+    );
+    const clean = "nothing to see: 'pin-1234\" #tok-abc";
+    expect(r.redact(clean)).toEqual({ text: clean, count: 0 });
+    expect(r.redact(`key ${OPENAI}`).text).toBe("key [redacted:openai-key]");
+  });
+
   it("copies only what changed in details", () => {
     const untouched = { a: 1, b: ["x"] };
     expect(redactDeep(untouched, (s) => s)).toBe(untouched);
