@@ -40,13 +40,17 @@ export interface InFlightCall extends PluginCallSite {
   settled: Promise<unknown>;
 }
 
-interface TrackedCall {
-  site: PluginCallSite;
+/**
+ * One waiting caller in the ledger. A hook call walking its taps is one such
+ * record for its whole life, re-aimed at each tap's promise (`waitFor`): its
+ * site names the tap being waited for, `startedAt` / `deadline` are that tap's.
+ */
+export interface TrackedCall extends PluginCallSite {
   startedAt: number;
   deadline: number;
   signal: AbortSignal | undefined;
-  value: PromiseLike<unknown>;
-  /** Stops the caller's wait with this error (timeout, abort). */
+  value: PromiseLike<unknown> | undefined;
+  /** Stops the caller's wait with this error (timeout, abort); the call is already off the running list. */
   fail(error: HarnessError): void;
   /** Links of the running list (an intrusive list: no hashing, no allocation to add or remove). */
   prev?: TrackedCall | undefined;
@@ -54,7 +58,20 @@ interface TrackedCall {
   running?: boolean;
 }
 
+/** A call its caller stopped waiting for (timeout, abort): a snapshot, since a hook call's record moves on. */
+interface AbandonedCall {
+  site: PluginCallSite;
+  startedAt: number;
+  value: PromiseLike<unknown>;
+}
+
+const siteOf = (call: PluginCallSite): PluginCallSite =>
+  call.toolCallId === undefined
+    ? { plugin: call.plugin, hook: call.hook }
+    : { plugin: call.plugin, hook: call.hook, toolCallId: call.toolCallId };
+
 const ignore = () => undefined;
+const settledOf = (value: PromiseLike<unknown> | undefined) => Promise.resolve(value).then(ignore, ignore);
 
 export const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value !== null &&
@@ -90,8 +107,10 @@ export class PluginDriver {
   private last: TrackedCall | undefined;
   private runningCount = 0;
   /** Calls whose caller stopped waiting (timeout, abort) but that never settled: still named at shutdown. */
-  private readonly abandoned = new Set<TrackedCall>();
+  private readonly abandoned = new Set<AbandonedCall>();
   private readonly watchedSignals = new WeakSet<AbortSignal>();
+  /** The signal most recently given a listener (a strong reference to one signal at most). */
+  private lastSignal: AbortSignal | undefined;
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
   /** Whether `timer` keeps the process alive (it must exactly while calls are running). */
@@ -128,7 +147,7 @@ export class PluginDriver {
   ): Promise<R> {
     const { timeoutMs, signal } = options;
     if (signal?.aborted) {
-      this.abandon(this.record(site, value, Date.now(), Number.POSITIVE_INFINITY, undefined, ignore));
+      this.abandon(site, Date.now(), value);
       const error = abortedWhile(site, signal);
       if (settle === undefined) return Promise.reject(error);
       return new Promise<R>((resolve) => resolve(settle.failure(error)));
@@ -175,13 +194,45 @@ export class PluginDriver {
     });
   }
 
+  /**
+   * Waits for `value` on behalf of `call`, a record its owner keeps across
+   * calls (a hook call walking its taps, see hook-run.ts): sets its start and
+   * deadline and puts it on the running list; the owner takes it off with
+   * `settled` when `value` settles, and `call.fail` runs instead on a timeout
+   * or an abort. No promise or record is allocated. Returns false, without
+   * tracking, when `call.signal` has already aborted (the value is kept as abandoned).
+   */
+  waitFor(call: TrackedCall, value: PromiseLike<unknown>, timeoutMs: number | undefined): boolean {
+    const startedAt = Date.now();
+    if (call.signal?.aborted) {
+      this.abandon(call, startedAt, value);
+      return false;
+    }
+    call.startedAt = startedAt;
+    call.deadline =
+      timeoutMs === undefined || !Number.isFinite(timeoutMs)
+        ? Number.POSITIVE_INFINITY
+        : startedAt + timeoutMs;
+    call.value = value;
+    this.track(call);
+    return true;
+  }
+
+  /** `call`'s value settled while it was waited for (see `waitFor`). */
+  settled(call: TrackedCall): void {
+    this.untrack(call);
+  }
+
   /** Plugin calls that have started and not yet settled (hung and abandoned ones included). */
   inFlight(): readonly InFlightCall[] {
-    return [...this.runningCalls(), ...this.abandoned].map(({ site, startedAt, value }) => ({
-      ...site,
-      startedAt,
-      settled: Promise.resolve(value).then(ignore, ignore),
-    }));
+    const calls: InFlightCall[] = [];
+    for (const call of this.runningCalls()) {
+      calls.push({ ...siteOf(call), startedAt: call.startedAt, settled: settledOf(call.value) });
+    }
+    for (const { site, startedAt, value } of this.abandoned) {
+      calls.push({ ...site, startedAt, settled: settledOf(value) });
+    }
+    return calls;
   }
 
   /**
@@ -200,7 +251,6 @@ export class PluginDriver {
     return this.inFlight();
   }
 
-  /** `site` is kept as given: callers build a fresh one per call and never change it afterwards. */
   private record(
     site: PluginCallSite,
     value: PromiseLike<unknown>,
@@ -209,16 +259,17 @@ export class PluginDriver {
     signal: AbortSignal | undefined,
     fail: (error: HarnessError) => void,
   ): TrackedCall {
-    return { site, startedAt, deadline, signal, value, fail };
+    const { plugin, hook, toolCallId } = site;
+    return { plugin, hook, toolCallId, startedAt, deadline, signal, value, fail };
   }
 
   /** The caller stopped waiting: keep naming the call until its promise settles. */
-  private abandon(call: TrackedCall): void {
+  private abandon(site: PluginCallSite, startedAt: number, value: PromiseLike<unknown> | undefined): void {
+    if (value === undefined) return;
+    const call: AbandonedCall = { site: siteOf(site), startedAt, value };
     this.abandoned.add(call);
-    call.value.then(
-      () => this.abandoned.delete(call),
-      () => this.abandoned.delete(call),
-    );
+    const forget = () => this.abandoned.delete(call);
+    value.then(forget, forget);
   }
 
   private runningCalls(): TrackedCall[] {
@@ -253,9 +304,13 @@ export class PluginDriver {
   private track(call: TrackedCall): void {
     this.link(call);
     const signal = call.signal;
-    if (signal !== undefined && !this.watchedSignals.has(signal)) {
-      this.watchedSignals.add(signal);
-      signal.addEventListener("abort", () => this.abortAll(signal), { once: true });
+    // The last signal seen is checked first: a run's taps all wait under the same one.
+    if (signal !== undefined && signal !== this.lastSignal) {
+      this.lastSignal = signal;
+      if (!this.watchedSignals.has(signal)) {
+        this.watchedSignals.add(signal);
+        signal.addEventListener("abort", () => this.abortAll(signal), { once: true });
+      }
     }
     if (call.deadline < this.armedFor) this.arm(call.deadline);
     else if (!this.timerRefed && this.timer !== undefined) {
@@ -302,8 +357,8 @@ export class PluginDriver {
     for (const call of this.runningCalls()) {
       if (call.deadline <= now) {
         this.unlink(call);
-        this.abandon(call);
-        call.fail(timeoutError(call.site, call.deadline - call.startedAt));
+        this.abandon(call, call.startedAt, call.value);
+        call.fail(timeoutError(call, call.deadline - call.startedAt));
       } else if (call.deadline < next) {
         next = call.deadline;
       }
@@ -315,8 +370,8 @@ export class PluginDriver {
     for (const call of this.runningCalls()) {
       if (call.signal !== signal) continue;
       this.unlink(call);
-      this.abandon(call);
-      call.fail(abortedWhile(call.site, signal));
+      this.abandon(call, call.startedAt, call.value);
+      call.fail(abortedWhile(call, signal));
     }
     this.unrefSoonIfIdle();
   }
