@@ -6,10 +6,10 @@
  *
  * The call is one record of the PluginDriver's ledger for its whole life,
  * re-aimed at each async tap's promise (`driver.waitFor`): the watchdog sees
- * that tap's own deadline (started when the tap started, so a slow tap before
- * it never shortens it), the run's abort signal reaches it through the
- * driver's one listener, and a tap given up on stays named in the ledger until
- * it settles. A tap's promise gets one `.then` with the call's shared
+ * that tap's own deadline (counted from that tap's start, so a slow tap
+ * before it never shortens it; the driver reads the clock once per drain, not
+ * per tap), the run's abort signal reaches it through the driver's one
+ * listener, and a tap given up on stays named in the ledger until it settles. A tap's promise gets one `.then` with the call's shared
  * reactions, which continue the walk in that same reaction: no promise, site,
  * options or closure per tap, and one promise per hook call (the caller's).
  *
@@ -50,6 +50,7 @@ export class HookRun implements TrackedCall {
   // Start as doubles, as Date.now() values are: a field changing representation changes the shape.
   startedAt = Number.NaN;
   deadline = Number.POSITIVE_INFINITY;
+  timeoutMs = Number.POSITIVE_INFINITY;
   value: PromiseLike<unknown> | undefined = undefined;
   prev: TrackedCall | undefined = undefined;
   next: TrackedCall | undefined = undefined;
@@ -70,7 +71,7 @@ export class HookRun implements TrackedCall {
    * function that relies on it (deopt "weak objects"), so each full GC would
    * send the runners back through the interpreter and the compiler.
    */
-  private static readonly resident: HookRun = HookRun.idle();
+  static readonly resident: HookRun = HookRun.idle();
 
   private static idle(): HookRun {
     const call: TapCall = {

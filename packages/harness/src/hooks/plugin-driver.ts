@@ -11,8 +11,13 @@
  * - every asynchronous call is tracked until it settles, so shutdown can await
  *   them and name the ones that hang (as vite's plugin container does), even
  *   after their caller stopped waiting (timeout, abort);
- * - each call's own deadline is honoured exactly: one shared watchdog timer is
- *   armed for the earliest deadline of all calls in flight;
+ * - each call's own deadline is honoured, never early: one shared watchdog
+ *   timer is armed for the earliest deadline of all calls in flight. A call
+ *   given with `wait` starts its clock at once; a hook tap (`waitFor`) when the
+ *   synchronous run that started it ends (the microtask queue drains), one
+ *   clock read for all taps started in it: reading the clock costs about as
+ *   much as a pass-through tap. No timer can fire before then anyway; the
+ *   deadline is late only by the work queued behind the tap in that drain;
  * - a call waiting under an `AbortSignal` stops waiting (code `aborted`) the
  *   moment the signal aborts: one listener per signal, never one per call.
  *
@@ -46,8 +51,11 @@ export interface InFlightCall extends PluginCallSite {
  * site names the tap being waited for, `startedAt` / `deadline` are that tap's.
  */
 export interface TrackedCall extends PluginCallSite {
+  /** When the wait started; `NaN` until stamped after the current drain (`waitFor`). */
   startedAt: number;
   deadline: number;
+  /** The allowance `deadline` is computed from once `startedAt` is stamped. */
+  timeoutMs: number;
   signal: AbortSignal | undefined;
   value: PromiseLike<unknown> | undefined;
   /** Stops the caller's wait with this error (timeout, abort); the call is already off the running list. */
@@ -115,7 +123,8 @@ export class PluginDriver {
   private armedFor = Number.POSITIVE_INFINITY;
   /** Whether `timer` keeps the process alive (it must exactly while calls are running). */
   private timerRefed = false;
-  private idleCheckQueued = false;
+  /** Whether `afterDrain` is queued (it stamps new waits and unrefs the timer when idle). */
+  private drainTickQueued = false;
 
   /** Runs plugin code; a promise result is waited for under `options` (see `wait`). */
   run<T>(site: PluginCallSite, fn: () => T | Promise<T>, options: PluginCallOptions = {}): Promise<T> {
@@ -203,18 +212,17 @@ export class PluginDriver {
    * tracking, when `call.signal` has already aborted (the value is kept as abandoned).
    */
   waitFor(call: TrackedCall, value: PromiseLike<unknown>, timeoutMs: number | undefined): boolean {
-    const startedAt = Date.now();
     if (call.signal?.aborted) {
-      this.abandon(call, startedAt, value);
+      this.abandon(call, Date.now(), value);
       return false;
     }
-    call.startedAt = startedAt;
-    call.deadline =
-      timeoutMs === undefined || !Number.isFinite(timeoutMs)
-        ? Number.POSITIVE_INFINITY
-        : startedAt + timeoutMs;
+    // The clock is read once the current drain ends (`afterDrain`), not per tap.
+    call.startedAt = Number.NaN;
+    call.timeoutMs = timeoutMs ?? Number.POSITIVE_INFINITY;
+    call.deadline = Number.POSITIVE_INFINITY;
     call.value = value;
     this.track(call);
+    this.queueDrainTick();
     return true;
   }
 
@@ -226,6 +234,7 @@ export class PluginDriver {
   /** Plugin calls that have started and not yet settled (hung and abandoned ones included). */
   inFlight(): readonly InFlightCall[] {
     const calls: InFlightCall[] = [];
+    this.stampStarts();
     for (const call of this.runningCalls()) {
       calls.push({ ...siteOf(call), startedAt: call.startedAt, settled: settledOf(call.value) });
     }
@@ -260,7 +269,8 @@ export class PluginDriver {
     fail: (error: HarnessError) => void,
   ): TrackedCall {
     const { plugin, hook, toolCallId } = site;
-    return { plugin, hook, toolCallId, startedAt, deadline, signal, value, fail };
+    const timeoutMs = deadline - startedAt;
+    return { plugin, hook, toolCallId, startedAt, deadline, timeoutMs, signal, value, fail };
   }
 
   /** The caller stopped waiting: keep naming the call until its promise settles. */
@@ -324,22 +334,35 @@ export class PluginDriver {
     // Nothing left to watch: the timer must not keep the process alive, but stays armed (cheap to reuse).
     // The unref waits for the microtask queue to drain (a tick), so a chain of fast calls
     // (one tap after another) toggles the timer once, not once per call.
-    this.unrefSoonIfIdle();
+    if (this.runningCount === 0) this.queueDrainTick();
   }
 
-  private unrefSoonIfIdle(): void {
-    if (this.runningCount === 0 && !this.idleCheckQueued) {
-      this.idleCheckQueued = true;
-      process.nextTick(this.unrefWhenIdle);
-    }
+  private queueDrainTick(): void {
+    if (this.drainTickQueued) return;
+    this.drainTickQueued = true;
+    process.nextTick(this.afterDrain);
   }
 
-  private readonly unrefWhenIdle = (): void => {
-    this.idleCheckQueued = false;
+  /** Runs once the microtask queue is empty: stamps the waits started meanwhile, unrefs the timer if idle. */
+  private readonly afterDrain = (): void => {
+    this.drainTickQueued = false;
+    this.stampStarts();
     if (this.runningCount > 0 || !this.timerRefed) return;
     this.timer?.unref();
     this.timerRefed = false;
   };
+
+  /** Starts the clock of every running wait that has none yet (`waitFor`): now, an upper bound of its start. */
+  private stampStarts(): void {
+    let now = Number.NaN;
+    for (let call = this.first; call !== undefined; call = call.next) {
+      if (!Number.isNaN(call.startedAt)) continue;
+      if (Number.isNaN(now)) now = Date.now();
+      call.startedAt = now;
+      call.deadline = now + call.timeoutMs;
+      if (call.deadline < this.armedFor) this.arm(call.deadline);
+    }
+  }
 
   private arm(deadline: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -352,13 +375,14 @@ export class PluginDriver {
     this.timer = undefined;
     this.timerRefed = false;
     this.armedFor = Number.POSITIVE_INFINITY;
+    this.stampStarts();
     const now = Date.now();
     let next = Number.POSITIVE_INFINITY;
     for (const call of this.runningCalls()) {
       if (call.deadline <= now) {
         this.unlink(call);
         this.abandon(call, call.startedAt, call.value);
-        call.fail(timeoutError(call, call.deadline - call.startedAt));
+        call.fail(timeoutError(call, call.timeoutMs));
       } else if (call.deadline < next) {
         next = call.deadline;
       }
@@ -367,12 +391,13 @@ export class PluginDriver {
   }
 
   private abortAll(signal: AbortSignal): void {
+    this.stampStarts(); // the abandoned keep a start time
     for (const call of this.runningCalls()) {
       if (call.signal !== signal) continue;
       this.unlink(call);
       this.abandon(call, call.startedAt, call.value);
       call.fail(abortedWhile(call, signal));
     }
-    this.unrefSoonIfIdle();
+    if (this.runningCount === 0) this.queueDrainTick();
   }
 }
