@@ -183,7 +183,7 @@ export class PluginDriver {
       this.track(call);
       value.then(
         (result) => {
-          this.untrack(call);
+          this.settled(call);
           if (done) return;
           done = true;
           if (settle === undefined) resolve(result as unknown as R);
@@ -196,7 +196,7 @@ export class PluginDriver {
           }
         },
         (error: unknown) => {
-          this.untrack(call);
+          this.settled(call);
           if (!done) failed(pluginFailure(error, site));
         },
       );
@@ -224,11 +224,6 @@ export class PluginDriver {
     this.track(call);
     this.queueDrainTick();
     return true;
-  }
-
-  /** `call`'s value settled while it was waited for (see `waitFor`). */
-  settled(call: TrackedCall): void {
-    this.untrack(call);
   }
 
   /** Plugin calls that have started and not yet settled (hung and abandoned ones included). */
@@ -329,7 +324,8 @@ export class PluginDriver {
     }
   }
 
-  private untrack(call: TrackedCall): void {
+  /** `call`'s value settled (see `waitFor`); nothing when it was given up on already. */
+  settled(call: TrackedCall): void {
     if (!this.unlink(call)) return;
     // Nothing left to watch: the timer must not keep the process alive, but stays armed (cheap to reuse).
     // The unref waits for the microtask queue to drain (a tick), so a chain of fast calls
