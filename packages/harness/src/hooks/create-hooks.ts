@@ -4,10 +4,10 @@
  * Tapable is the registration surface (named taps, `stage`, `before`, `tap` /
  * `tapPromise` / `tapAsync`): it keeps `hook.taps` in order. Dispatch is ours:
  * each hook's `compile` (Tapable's extension point for a hook type) returns the
- * runners below, which walk the *live* `hook.taps` in a plain loop and call each
- * tap through `callTap` (tap-call.ts): it catches synchronous throws, enforces
- * each tap's own timeout and the run's abort signal (through the PluginDriver),
- * validates results, applies the failure policy and attributes answers.
+ * runners below, which walk the *live* `hook.taps` in order (hook-run.ts) and
+ * call each tap through tap-call.ts: it catches synchronous throws, validates
+ * results, applies the failure policy and attributes answers; each tap's own
+ * timeout and the run's abort signal are enforced through the PluginDriver.
  *
  * Invariants:
  * - `hook.promise(...)` / `hook.callAsync(...)` and the harness's own calls run
@@ -20,6 +20,7 @@
  */
 import { AsyncSeriesBailHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { DecisionStep } from "../session/entries.js";
+import { HookRun } from "./hook-run.js";
 import {
   type HarnessHooks,
   HOOK_NAMES,
@@ -31,8 +32,7 @@ import {
   type HookSpec,
 } from "./hook-table.js";
 import type { AttributedVerdict, HookContext, ToolGateCall, ToolHookContext } from "./hook-types.js";
-import { isThenable } from "./plugin-driver.js";
-import { callTap, type FailurePolicy, type HookEnvironment, type RawTap, type TapCall } from "./tap-call.js";
+import type { FailurePolicy, HookEnvironment, RawTap, TapCall } from "./tap-call.js";
 
 export type { FailurePolicy, HookEnvironment } from "./tap-call.js";
 
@@ -67,7 +67,7 @@ export function createHooks(env: HookEnvironment): HarnessHooks {
       ? new AsyncSeriesWaterfallHook<[unknown, unknown]>(spec.args, name)
       : new AsyncSeriesBailHook<[unknown, unknown], unknown>(spec.args, name)) as unknown as MutableHook;
     const run = (payload: unknown, context: unknown) =>
-      dispatch(hooks as unknown as HarnessHooks, name, payload, context as HookContext);
+      start(hooks as unknown as HarnessHooks, name, payload, context as HookContext, undefined);
     hook.compile = ({ type }) => {
       if (type === "promise") return run;
       if (type === "async") {
@@ -111,59 +111,28 @@ export function removeTaps(hooks: HarnessHooks, name: string): number {
   return removed;
 }
 
-function dispatch(hooks: HarnessHooks, name: HookName, payload: unknown, context: HookContext) {
-  const spec = HOOK_TABLE[name];
-  if (spec.reduction === "waterfall") return runWaterfall(hooks, name, payload as never, context as never);
-  if (spec.reduction === "gate")
-    return runToolGate(hooks, payload as ToolGateCall, context as ToolHookContext);
-  return runBail(hooks, name, payload as never, context as never);
-}
-
 // ---- runners: how the harness (and the SDK's testing kit) calls each kind of hook ----
 
-function prepare(hooks: HarnessHooks, name: HookName) {
-  const taps = (hooks[name] as unknown as { taps: RawTap[] }).taps;
-  const env = environments.get(hooks);
-  if (!env) throw new TypeError("hooks were not created by createHooks");
-  return { taps, env, spec: HOOK_TABLE[name] as HookSpec<HookName> };
-}
-
-export async function runWaterfall<K extends HookName>(
+export function runWaterfall<K extends HookName>(
   hooks: HarnessHooks,
   name: K,
   payload: HookPayload<K>,
   context: HookContextOf<K>,
   trail?: DecisionStep[],
 ): Promise<HookPayload<K>> {
-  const { taps, env, spec } = prepare(hooks, name);
-  if (taps.length === 0) return payload;
-  const call: TapCall = { name, spec, env, trail };
-  let current: unknown = payload;
-  for (const tap of taps) {
-    if (name === "beforeRun" && (current as { block?: unknown }).block) break;
-    let next = callTap(call, tap, current, context as HookContext);
-    if (isThenable(next)) next = await next;
-    if (next !== undefined) current = next;
-  }
-  return current as HookPayload<K>;
+  return start(hooks, name, payload, context as HookContext, trail) as Promise<HookPayload<K>>;
 }
 
-export async function runBail<K extends HookName>(
+export function runBail<K extends HookName>(
   hooks: HarnessHooks,
   name: K,
   payload: HookPayload<K>,
   context: HookContextOf<K>,
   trail?: DecisionStep[],
 ): Promise<Attributed<HookResult<K>> | undefined> {
-  const { taps, env, spec } = prepare(hooks, name);
-  if (taps.length === 0) return undefined;
-  const call: TapCall = { name, spec, env, trail };
-  for (const tap of taps) {
-    let answer = callTap(call, tap, payload, context as HookContext);
-    if (isThenable(answer)) answer = await answer;
-    if (answer !== undefined) return answer as Attributed<HookResult<K>>;
-  }
-  return undefined;
+  return start(hooks, name, payload, context as HookContext, trail) as Promise<
+    Attributed<HookResult<K>> | undefined
+  >;
 }
 
 /**
@@ -171,19 +140,29 @@ export async function runBail<K extends HookName>(
  * `undefined` when no tap had an opinion (the caller applies its default).
  * With a `trail`, each runner appends one step per tap that ran (tap-call.ts).
  */
-export async function runToolGate(
+export function runToolGate(
   hooks: HarnessHooks,
   gateCall: ToolGateCall,
   context: ToolHookContext,
   trail?: DecisionStep[],
 ): Promise<AttributedVerdict | undefined> {
-  const { taps, env, spec } = prepare(hooks, "toolGate");
-  if (taps.length === 0) return undefined;
-  const call: TapCall = { name: "toolGate", spec, env, gate: {}, trail };
-  for (const tap of taps) {
-    let denied = callTap(call, tap, gateCall, context);
-    if (isThenable(denied)) denied = await denied;
-    if (denied !== undefined) return denied as AttributedVerdict;
-  }
-  return call.gate?.strictest;
+  return start(hooks, "toolGate", gateCall, context, trail) as Promise<AttributedVerdict | undefined>;
+}
+
+/** One hook call (hook-run.ts); the reduction is the hook table's. No tap: the payload, or no answer. */
+function start(
+  hooks: HarnessHooks,
+  name: HookName,
+  payload: unknown,
+  context: HookContext,
+  trail: DecisionStep[] | undefined,
+): Promise<unknown> {
+  const taps = (hooks[name] as unknown as { taps: RawTap[] }).taps;
+  const env = environments.get(hooks);
+  if (!env) return Promise.reject(new TypeError("hooks were not created by createHooks"));
+  const spec = HOOK_TABLE[name] as HookSpec<HookName>;
+  if (taps.length === 0) return Promise.resolve(spec.reduction === "waterfall" ? payload : undefined);
+  // One literal shape for every hook (a gate's running reduction included).
+  const call: TapCall = { name, spec, env, gate: spec.reduction === "gate" ? {} : undefined, trail };
+  return new HookRun(call, taps, payload, context).start();
 }

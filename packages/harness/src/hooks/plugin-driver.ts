@@ -11,8 +11,13 @@
  * - every asynchronous call is tracked until it settles, so shutdown can await
  *   them and name the ones that hang (as vite's plugin container does), even
  *   after their caller stopped waiting (timeout, abort);
- * - each call's own deadline is honoured exactly: one shared watchdog timer is
- *   armed for the earliest deadline of all calls in flight;
+ * - each call's own deadline is honoured, never early: one shared watchdog
+ *   timer is armed for the earliest deadline of all calls in flight. A call
+ *   given with `wait` starts its clock at once; a hook tap (`waitFor`) when the
+ *   synchronous run that started it ends (the microtask queue drains), one
+ *   clock read for all taps started in it: reading the clock costs about as
+ *   much as a pass-through tap. No timer can fire before then anyway; the
+ *   deadline is late only by the work queued behind the tap in that drain;
  * - a call waiting under an `AbortSignal` stops waiting (code `aborted`) the
  *   moment the signal aborts: one listener per signal, never one per call.
  *
@@ -40,13 +45,20 @@ export interface InFlightCall extends PluginCallSite {
   settled: Promise<unknown>;
 }
 
-interface TrackedCall {
-  site: PluginCallSite;
+/**
+ * One waiting caller in the ledger. A hook call walking its taps is one such
+ * record for its whole life, re-aimed at each tap's promise (`waitFor`): its
+ * site names the tap being waited for, `startedAt` / `deadline` are that tap's.
+ */
+export interface TrackedCall extends PluginCallSite {
+  /** When the wait started; `NaN` until stamped after the current drain (`waitFor`). */
   startedAt: number;
   deadline: number;
+  /** The allowance `deadline` is computed from once `startedAt` is stamped. */
+  timeoutMs: number;
   signal: AbortSignal | undefined;
-  value: PromiseLike<unknown>;
-  /** Stops the caller's wait with this error (timeout, abort). */
+  value: PromiseLike<unknown> | undefined;
+  /** Stops the caller's wait with this error (timeout, abort); the call is already off the running list. */
   fail(error: HarnessError): void;
   /** Links of the running list (an intrusive list: no hashing, no allocation to add or remove). */
   prev?: TrackedCall | undefined;
@@ -54,7 +66,20 @@ interface TrackedCall {
   running?: boolean;
 }
 
+/** A call its caller stopped waiting for (timeout, abort): a snapshot, since a hook call's record moves on. */
+interface AbandonedCall {
+  site: PluginCallSite;
+  startedAt: number;
+  value: PromiseLike<unknown>;
+}
+
+const siteOf = (call: PluginCallSite): PluginCallSite =>
+  call.toolCallId === undefined
+    ? { plugin: call.plugin, hook: call.hook }
+    : { plugin: call.plugin, hook: call.hook, toolCallId: call.toolCallId };
+
 const ignore = () => undefined;
+const settledOf = (value: PromiseLike<unknown> | undefined) => Promise.resolve(value).then(ignore, ignore);
 
 export const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value !== null &&
@@ -90,13 +115,16 @@ export class PluginDriver {
   private last: TrackedCall | undefined;
   private runningCount = 0;
   /** Calls whose caller stopped waiting (timeout, abort) but that never settled: still named at shutdown. */
-  private readonly abandoned = new Set<TrackedCall>();
+  private readonly abandoned = new Set<AbandonedCall>();
   private readonly watchedSignals = new WeakSet<AbortSignal>();
+  /** The signal most recently given a listener (a strong reference to one signal at most). */
+  private lastSignal: AbortSignal | undefined;
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
   /** Whether `timer` keeps the process alive (it must exactly while calls are running). */
   private timerRefed = false;
-  private idleCheckQueued = false;
+  /** Whether `afterDrain` is queued (it stamps new waits and unrefs the timer when idle). */
+  private drainTickQueued = false;
 
   /** Runs plugin code; a promise result is waited for under `options` (see `wait`). */
   run<T>(site: PluginCallSite, fn: () => T | Promise<T>, options: PluginCallOptions = {}): Promise<T> {
@@ -128,7 +156,7 @@ export class PluginDriver {
   ): Promise<R> {
     const { timeoutMs, signal } = options;
     if (signal?.aborted) {
-      this.abandon(this.record(site, value, Date.now(), Number.POSITIVE_INFINITY, undefined, ignore));
+      this.abandon(site, Date.now(), value);
       const error = abortedWhile(site, signal);
       if (settle === undefined) return Promise.reject(error);
       return new Promise<R>((resolve) => resolve(settle.failure(error)));
@@ -155,7 +183,7 @@ export class PluginDriver {
       this.track(call);
       value.then(
         (result) => {
-          this.untrack(call);
+          this.settled(call);
           if (done) return;
           done = true;
           if (settle === undefined) resolve(result as unknown as R);
@@ -168,20 +196,47 @@ export class PluginDriver {
           }
         },
         (error: unknown) => {
-          this.untrack(call);
+          this.settled(call);
           if (!done) failed(pluginFailure(error, site));
         },
       );
     });
   }
 
+  /**
+   * Waits for `value` on behalf of `call`, a record its owner keeps across
+   * calls (a hook call walking its taps, see hook-run.ts): sets its start and
+   * deadline and puts it on the running list; the owner takes it off with
+   * `settled` when `value` settles, and `call.fail` runs instead on a timeout
+   * or an abort. No promise or record is allocated. Returns false, without
+   * tracking, when `call.signal` has already aborted (the value is kept as abandoned).
+   */
+  waitFor(call: TrackedCall, value: PromiseLike<unknown>, timeoutMs: number | undefined): boolean {
+    if (call.signal?.aborted) {
+      this.abandon(call, Date.now(), value);
+      return false;
+    }
+    // The clock is read once the current drain ends (`afterDrain`), not per tap.
+    call.startedAt = Number.NaN;
+    call.timeoutMs = timeoutMs ?? Number.POSITIVE_INFINITY;
+    call.deadline = Number.POSITIVE_INFINITY;
+    call.value = value;
+    this.track(call);
+    this.queueDrainTick();
+    return true;
+  }
+
   /** Plugin calls that have started and not yet settled (hung and abandoned ones included). */
   inFlight(): readonly InFlightCall[] {
-    return [...this.runningCalls(), ...this.abandoned].map(({ site, startedAt, value }) => ({
-      ...site,
-      startedAt,
-      settled: Promise.resolve(value).then(ignore, ignore),
-    }));
+    const calls: InFlightCall[] = [];
+    this.stampStarts();
+    for (const call of this.runningCalls()) {
+      calls.push({ ...siteOf(call), startedAt: call.startedAt, settled: settledOf(call.value) });
+    }
+    for (const { site, startedAt, value } of this.abandoned) {
+      calls.push({ ...site, startedAt, settled: settledOf(value) });
+    }
+    return calls;
   }
 
   /**
@@ -200,7 +255,6 @@ export class PluginDriver {
     return this.inFlight();
   }
 
-  /** `site` is kept as given: callers build a fresh one per call and never change it afterwards. */
   private record(
     site: PluginCallSite,
     value: PromiseLike<unknown>,
@@ -209,16 +263,18 @@ export class PluginDriver {
     signal: AbortSignal | undefined,
     fail: (error: HarnessError) => void,
   ): TrackedCall {
-    return { site, startedAt, deadline, signal, value, fail };
+    const { plugin, hook, toolCallId } = site;
+    const timeoutMs = deadline - startedAt;
+    return { plugin, hook, toolCallId, startedAt, deadline, timeoutMs, signal, value, fail };
   }
 
   /** The caller stopped waiting: keep naming the call until its promise settles. */
-  private abandon(call: TrackedCall): void {
+  private abandon(site: PluginCallSite, startedAt: number, value: PromiseLike<unknown> | undefined): void {
+    if (value === undefined) return;
+    const call: AbandonedCall = { site: siteOf(site), startedAt, value };
     this.abandoned.add(call);
-    call.value.then(
-      () => this.abandoned.delete(call),
-      () => this.abandoned.delete(call),
-    );
+    const forget = () => this.abandoned.delete(call);
+    value.then(forget, forget);
   }
 
   private runningCalls(): TrackedCall[] {
@@ -253,9 +309,13 @@ export class PluginDriver {
   private track(call: TrackedCall): void {
     this.link(call);
     const signal = call.signal;
-    if (signal !== undefined && !this.watchedSignals.has(signal)) {
-      this.watchedSignals.add(signal);
-      signal.addEventListener("abort", () => this.abortAll(signal), { once: true });
+    // The last signal seen is checked first: a run's taps all wait under the same one.
+    if (signal !== undefined && signal !== this.lastSignal) {
+      this.lastSignal = signal;
+      if (!this.watchedSignals.has(signal)) {
+        this.watchedSignals.add(signal);
+        signal.addEventListener("abort", () => this.abortAll(signal), { once: true });
+      }
     }
     if (call.deadline < this.armedFor) this.arm(call.deadline);
     else if (!this.timerRefed && this.timer !== undefined) {
@@ -264,27 +324,41 @@ export class PluginDriver {
     }
   }
 
-  private untrack(call: TrackedCall): void {
+  /** `call`'s value settled (see `waitFor`); nothing when it was given up on already. */
+  settled(call: TrackedCall): void {
     if (!this.unlink(call)) return;
     // Nothing left to watch: the timer must not keep the process alive, but stays armed (cheap to reuse).
     // The unref waits for the microtask queue to drain (a tick), so a chain of fast calls
     // (one tap after another) toggles the timer once, not once per call.
-    this.unrefSoonIfIdle();
+    if (this.runningCount === 0) this.queueDrainTick();
   }
 
-  private unrefSoonIfIdle(): void {
-    if (this.runningCount === 0 && !this.idleCheckQueued) {
-      this.idleCheckQueued = true;
-      process.nextTick(this.unrefWhenIdle);
-    }
+  private queueDrainTick(): void {
+    if (this.drainTickQueued) return;
+    this.drainTickQueued = true;
+    process.nextTick(this.afterDrain);
   }
 
-  private readonly unrefWhenIdle = (): void => {
-    this.idleCheckQueued = false;
+  /** Runs once the microtask queue is empty: stamps the waits started meanwhile, unrefs the timer if idle. */
+  private readonly afterDrain = (): void => {
+    this.drainTickQueued = false;
+    this.stampStarts();
     if (this.runningCount > 0 || !this.timerRefed) return;
     this.timer?.unref();
     this.timerRefed = false;
   };
+
+  /** Starts the clock of every running wait that has none yet (`waitFor`): now, an upper bound of its start. */
+  private stampStarts(): void {
+    let now = Number.NaN;
+    for (let call = this.first; call !== undefined; call = call.next) {
+      if (!Number.isNaN(call.startedAt)) continue;
+      if (Number.isNaN(now)) now = Date.now();
+      call.startedAt = now;
+      call.deadline = now + call.timeoutMs;
+      if (call.deadline < this.armedFor) this.arm(call.deadline);
+    }
+  }
 
   private arm(deadline: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -297,13 +371,14 @@ export class PluginDriver {
     this.timer = undefined;
     this.timerRefed = false;
     this.armedFor = Number.POSITIVE_INFINITY;
+    this.stampStarts();
     const now = Date.now();
     let next = Number.POSITIVE_INFINITY;
     for (const call of this.runningCalls()) {
       if (call.deadline <= now) {
         this.unlink(call);
-        this.abandon(call);
-        call.fail(timeoutError(call.site, call.deadline - call.startedAt));
+        this.abandon(call, call.startedAt, call.value);
+        call.fail(timeoutError(call, call.timeoutMs));
       } else if (call.deadline < next) {
         next = call.deadline;
       }
@@ -312,12 +387,13 @@ export class PluginDriver {
   }
 
   private abortAll(signal: AbortSignal): void {
+    this.stampStarts(); // the abandoned keep a start time
     for (const call of this.runningCalls()) {
       if (call.signal !== signal) continue;
       this.unlink(call);
-      this.abandon(call);
-      call.fail(abortedWhile(call.site, signal));
+      this.abandon(call, call.startedAt, call.value);
+      call.fail(abortedWhile(call, signal));
     }
-    this.unrefSoonIfIdle();
+    if (this.runningCount === 0) this.queueDrainTick();
   }
 }

@@ -54,7 +54,7 @@ export interface GateState {
   strictest?: AttributedVerdict;
 }
 
-function invoke(tap: RawTap, payload: unknown, context: unknown): unknown {
+export function invoke(tap: RawTap, payload: unknown, context: unknown): unknown {
   if (tap.type !== "async") return tap.fn(payload, context);
   return new Promise((resolve, reject) => {
     tap.fn(payload, context, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result)));
@@ -132,7 +132,7 @@ export function callTap(call: TapCall, tap: RawTap, payload: unknown, context: H
   );
 }
 
-function onResult(
+export function onResult(
   call: TapCall,
   tap: RawTap,
   site: PluginCallSite,
@@ -168,7 +168,7 @@ function onResult(
   return reduceGate(call, result as AttributedVerdict, tap);
 }
 
-function onFailure(
+export function onFailure(
   call: TapCall,
   tap: RawTap,
   site: PluginCallSite,
