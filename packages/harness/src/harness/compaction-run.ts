@@ -193,13 +193,14 @@ interface AutoCompaction {
 /**
  * Threshold path, at the start of a turn: compacts when the request about to be
  * built from `context` is estimated above `contextWindow - reserveTokens`.
- * Returns whether a compaction entry was appended.
+ * Returns whether a compaction entry was appended: `false` at once (no promise) in
+ * the usual case of a context under the threshold, so a turn pays no await for it.
  */
-export async function compactBeforeRequest(
+export function compactBeforeRequest(
   host: OperationHost,
   context: SessionContext,
   auto: AutoCompaction,
-): Promise<boolean> {
+): false | Promise<boolean> {
   const settings = host.compactionSettings();
   if (!settings.enabled) return false;
   const threshold = compactionThreshold(auto.model, settings);

@@ -18,7 +18,13 @@ import type { HarnessEvent, ParkedCall, RunOutcome } from "../events/event-types
 import type { PluginDriver } from "../hooks/plugin-driver.js";
 import { shortId } from "../ids.js";
 import { runAgentLoop } from "../loop/agent-loop.js";
-import type { AgentLoopConfig, LoopResult, StreamFunction, ToolCallPlan } from "../loop/loop-types.js";
+import type {
+  AgentLoopConfig,
+  LoopResult,
+  LoopTurn,
+  StreamFunction,
+  ToolCallPlan,
+} from "../loop/loop-types.js";
 import type { RetryPolicy } from "../loop/retry.js";
 import type { AgentMessage } from "../session/entries.js";
 import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
@@ -29,7 +35,7 @@ import { toUserMessage } from "./message-queues.js";
 import { answerParkedCall, parkCall, type ResumeState } from "./parked-calls.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import type { SessionWriter } from "./session-writer.js";
-import { decideToolCall } from "./tool-decisions.js";
+import { type DecisionEnvironment, decideToolCall } from "./tool-decisions.js";
 import type { TurnSnapshot } from "./turn-snapshot.js";
 
 export interface ActiveRun {
@@ -158,6 +164,21 @@ const callInfo = (call: ToolCall, tool: AnyAgentTool | undefined) => ({
 function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   const { calls } = port;
   const signal = run.controller.signal;
+  // One decision environment per turn (its place is the turn's), not one per tool call.
+  let environment: { turn: LoopTurn; env: DecisionEnvironment } | undefined;
+  const decisionEnvironment = (turn: LoopTurn): DecisionEnvironment => {
+    if (environment?.turn === turn) return environment.env;
+    const env: DecisionEnvironment = {
+      hooks: calls.hooks,
+      defaultVerdict: () => port.config.defaultToolVerdict,
+      contextFor: (info) => calls.toolContext(signal, info),
+      emit: (event) => dispatch(port, run, event),
+      place: { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" },
+      onUnanswered: () => port.config.onUnanswered,
+    };
+    environment = { turn, env };
+    return env;
+  };
   const config: AgentLoopConfig = {
     runId: run.runId,
     signal,
@@ -178,20 +199,9 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
     takeSteering: () => port.ledger.take("steer").map((item) => item.message),
     takeFollowUp: () => port.ledger.take("followUp").map((item) => item.message),
     planToolCall: async (call, tool, args, turn): Promise<ToolCallPlan> => {
-      const plan = await decideToolCall(
-        {
-          hooks: calls.hooks,
-          defaultVerdict: () => port.config.defaultToolVerdict,
-          contextFor: (info) => calls.toolContext(signal, info),
-          emit: (event) => dispatch(port, run, event),
-          place: { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" },
-          onUnanswered: () => port.config.onUnanswered,
-        },
-        call,
-        tool,
-        args,
-        { trail: port.config.decisionTrail },
-      );
+      const plan = await decideToolCall(decisionEnvironment(turn), call, tool, args, {
+        trail: port.config.decisionTrail,
+      });
       if (plan.action !== "park") return plan;
       const parked = await parkCall(port.writer, run.runId, call, plan, (event) =>
         dispatch(port, run, event),
@@ -230,8 +240,38 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   return config;
 }
 
-/** Persist before broadcast; flush pending writes at the save point after `turn_end` listeners. */
-async function dispatch(port: RunPort, run: ActiveRun, event: HarnessEvent): Promise<void> {
+/**
+ * Persist before broadcast; flush pending writes at the save point after `turn_end` listeners.
+ * Not `async`: an event with nothing to wait for goes straight to `emit`, without a
+ * promise and microtask hop of its own (most events of a turn); a failed write still
+ * surfaces as a rejection, as from an async function.
+ */
+function dispatch(port: RunPort, run: ActiveRun, event: HarnessEvent): Promise<void> {
+  try {
+    persist(port, run, event);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const stored = port.writer.stored(); // only an asynchronous storage leaves writes in flight
+  if (stored !== undefined || event.type === "turn_end") return broadcast(port, run, event, stored);
+  return port.emit(event);
+}
+
+async function broadcast(
+  port: RunPort,
+  run: ActiveRun,
+  event: HarnessEvent,
+  stored: Promise<void> | undefined,
+): Promise<void> {
+  if (stored) await stored;
+  await port.emit(event);
+  if (event.type === "turn_end") {
+    run.snapshot = undefined;
+    await port.writer.savePoint();
+  }
+}
+
+function persist(port: RunPort, run: ActiveRun, event: HarnessEvent): void {
   const { writer } = port;
   if (event.type === "message_end") {
     const { message } = event;
@@ -246,13 +286,6 @@ async function dispatch(port: RunPort, run: ActiveRun, event: HarnessEvent): Pro
   } else if (event.type === "turn_end") {
     writer.journal({ event: "turn_end", runId: event.runId, turnId: event.turnId });
   }
-  const stored = writer.stored(); // only an asynchronous storage leaves writes in flight
-  if (stored) await stored;
-  await port.emit(event);
-  if (event.type === "turn_end") {
-    run.snapshot = undefined;
-    await writer.savePoint();
-  }
 }
 
 async function takeSnapshot(port: RunPort, run: ActiveRun): Promise<TurnSnapshot> {
@@ -260,19 +293,23 @@ async function takeSnapshot(port: RunPort, run: ActiveRun): Promise<TurnSnapshot
   const model = config.model;
   const tools = activeTools(config);
   // Resolved once per turn; the first turn reuses what `beforeRun` saw.
-  const systemPrompt = run.systemPromptOverride ?? run.resolvedPrompt ?? (await resolveSystemPrompt(config));
+  const source = config.systemPrompt;
+  const systemPrompt =
+    run.systemPromptOverride ??
+    run.resolvedPrompt ??
+    (typeof source === "string" ? source : await resolveSystemPrompt(config));
   run.resolvedPrompt = undefined;
   const session = writer.session;
   let context = session.buildContext();
   // Auto-compaction, threshold path: the compaction entry is the harness's own structural
   // write at a turn boundary (before this turn's request), appended directly, not pending.
-  const compacted = await compactBeforeRequest(port.operations, context, {
+  const compacted = compactBeforeRequest(port.operations, context, {
     model,
     signal: run.controller.signal,
     runId: run.runId,
     fixedTokens: () => estimateFixedTokens(systemPrompt, tools),
   });
-  if (compacted) context = session.buildContext();
+  if (compacted !== false && (await compacted)) context = session.buildContext();
   const snapshot: TurnSnapshot = {
     runId: run.runId,
     turnId: run.turnId ?? "",

@@ -169,12 +169,19 @@ async function decide(
     risk: tool.risk,
     facts,
   });
-  const context = env.contextFor({ ...base, args, facts });
-  const verdict =
-    (await runToolGate(env.hooks, gateCall, context, trail)) ??
-    resolveDefaultVerdict(env.defaultVerdict(), gateCall);
+  // Built only when a tap will see it: with no gate taps the default decides alone.
+  let context: ToolHookContext | undefined;
+  const contextOnce = () => {
+    context ??= env.contextFor({ ...base, args, facts });
+    return context;
+  };
+  const gated =
+    env.hooks.toolGate.taps.length > 0
+      ? await runToolGate(env.hooks, gateCall, contextOnce(), trail)
+      : undefined;
+  const verdict = gated ?? resolveDefaultVerdict(env.defaultVerdict(), gateCall);
   if (options.explainAfterDeny && trail && verdict.decision === "deny") {
-    await askAfterDeny(env.hooks, trail, gateCall, context);
+    await askAfterDeny(env.hooks, trail, gateCall, contextOnce());
   }
 
   if (verdict.decision === "ask" && options.skipPermission) {
@@ -183,7 +190,13 @@ async function decide(
   }
   let record: DecisionRecord;
   if (verdict.decision === "ask") {
-    const answer = await runBail(env.hooks, "permissionAsk", { call: gateCall, verdict }, context, trail);
+    const answer = await runBail(
+      env.hooks,
+      "permissionAsk",
+      { call: gateCall, verdict },
+      contextOnce(),
+      trail,
+    );
     if (!answer && env.onUnanswered?.() === "park") {
       return { action: "park", args, askedBy: verdict.by, reason: verdict.reason, gate: verdict, facts };
     }

@@ -29,11 +29,22 @@ export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopCon
   const produced: AgentMessage[] = [];
   /** Tool calls whose result message was delivered (persisted, for the harness). */
   const answered = new Set<string>();
-  const emit = async (event: HarnessEvent) => {
-    if (event.type === "message_end") produced.push(event.message);
-    await config.emit?.(event);
-    if (event.type === "message_end" && event.message.role === "toolResult")
-      answered.add(event.message.toolCallId);
+  // Not `async`: most events pass straight through to `config.emit`, with no promise of their own.
+  const emit = (event: HarnessEvent): Promise<void> => {
+    let delivered: Promise<void> | undefined;
+    try {
+      if (event.type === "message_end") produced.push(event.message);
+      delivered = config.emit?.(event) as Promise<void> | undefined;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (event.type === "message_end" && event.message.role === "toolResult") {
+      const { toolCallId } = event.message;
+      return Promise.resolve(delivered).then(() => {
+        answered.add(toolCallId);
+      });
+    }
+    return delivered ?? Promise.resolve();
   };
   const prepareTurn = config.prepareTurn ?? standaloneTurns(config, produced);
 

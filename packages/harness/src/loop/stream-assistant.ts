@@ -63,13 +63,12 @@ export async function streamAssistant(
     } else if (event.type === "done" || event.type === "error") {
       break;
     } else {
-      const { partial, ...rest } = event;
       const delta = {
-        type: rest.type,
-        contentIndex: rest.contentIndex,
-        delta: "delta" in rest ? rest.delta : undefined,
+        type: event.type,
+        contentIndex: event.contentIndex,
+        delta: "delta" in event ? event.delta : undefined,
       };
-      await emit({ type: "message_update", message: partial, delta });
+      await emit({ type: "message_update", message: event.partial, delta });
     }
   }
   const message = await response.result();

@@ -256,7 +256,8 @@ async function execute(
   let done = false;
   // Updates pass `finalizeToolUpdate` one after another, in the order the tool sent them,
   // and all are emitted before the call's `tool_execution_end`.
-  let updates: Promise<void> = Promise.resolve();
+  // Created by the first update: a call without updates has nothing to wait for at its end.
+  let updates: Promise<void> | undefined;
   let withheld = false;
   const finalize = config.finalizeToolUpdate;
   const publish = async (partial: ToolResult) => {
@@ -287,7 +288,7 @@ async function execute(
     facts: facts ?? NO_FACTS,
     update: (partial: ToolResult) => {
       if (done || !partial || !Array.isArray(partial.content)) return;
-      updates = updates.then(() => publish(partial)).catch(() => undefined);
+      updates = (updates ?? Promise.resolve()).then(() => publish(partial)).catch(() => undefined);
     },
   };
   try {
@@ -302,6 +303,6 @@ async function execute(
     return { content: [{ type: "text", text: describeError(error) }], isError: true };
   } finally {
     done = true;
-    await updates;
+    if (updates !== undefined) await updates;
   }
 }

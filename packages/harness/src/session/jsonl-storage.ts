@@ -35,6 +35,8 @@ export class JsonlStorage implements SessionStorage {
   #syncing = false;
   #syncAgain = false;
   #syncFailure: NodeJS.ErrnoException | undefined;
+  /** The device and inode of our descriptor (taken at the first sync). */
+  #identity: { ino: number; dev: number } | undefined;
   #closed = false;
 
   private constructor(file: string, readOnly: boolean, lock?: SessionLock, fd?: number, goodSize?: number) {
@@ -186,7 +188,9 @@ export class JsonlStorage implements SessionStorage {
         });
       }
     }
-    const ours = fs.fstatSync(this.#fd);
+    // A descriptor's inode never changes: fstat it once, not at every save point.
+    this.#identity ??= fs.fstatSync(this.#fd);
+    const ours = this.#identity;
     // Writes to a deleted or replaced file go nowhere anyone will read: fail loudly
     // rather than recreate the path and pretend the history is intact.
     if (current === undefined || current.ino !== ours.ino || current.dev !== ours.dev) {

@@ -59,13 +59,21 @@ export function blocksProblem(
   if (!Array.isArray(content)) return `expected ${owner} "content" to be an array, got ${show(content)}`;
   for (let index = 0; index < content.length; index++) {
     const block: unknown = content[index];
+    // The common case, an acceptable block, builds no message text at all.
+    if (
+      isObject(block) &&
+      typeof block.type === "string" &&
+      (allowed as readonly string[]).includes(block.type) &&
+      BLOCK_CHECKS[block.type as BlockType](block, "") === undefined
+    ) {
+      continue;
+    }
     const where = `${owner} content block ${index}: `;
     if (!isObject(block)) return `expected ${where}an object, got ${show(block)}`;
     if (typeof block.type !== "string" || !(allowed as readonly string[]).includes(block.type)) {
       return `expected ${where}"type" to be ${allowed.join(", ")}, got ${show(block.type)}`;
     }
-    const problem = BLOCK_CHECKS[block.type as BlockType](block, where);
-    if (problem !== undefined) return problem;
+    return BLOCK_CHECKS[block.type as BlockType](block, where);
   }
   return undefined;
 }

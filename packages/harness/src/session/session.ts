@@ -192,22 +192,17 @@ export class Session {
    */
   appendJournal(record: JournalRecord): JournalEntry {
     this.#assertWritable();
-    const { event: _event, ...rest } = record as JournalRecord & { id?: unknown; parentId?: unknown };
-    const {
-      id: _id,
-      parentId: _parentId,
-      type: _type,
-      timestamp: _timestamp,
-      ...fields
-    } = rest as Record<string, unknown>;
-    const entry = {
-      type: "journal",
-      id: this.#newId(),
-      parentId: this.#leafId,
-      timestamp: Date.now(),
-      event: record.event,
-      ...fields,
-    } as JournalEntry;
+    const entry = withFields(
+      {
+        type: "journal",
+        id: this.#newId(),
+        parentId: this.#leafId,
+        timestamp: Date.now(),
+        event: record.event,
+      },
+      record,
+      JOURNAL_OWN_FIELDS,
+    ) as unknown as JournalEntry;
     const problem = entryProblem(entry, this.#lookup);
     if (problem !== undefined) throw invalidArgument(`cannot append journal record: ${problem}`);
     this.#track(this.storage.append(entry));
@@ -323,23 +318,11 @@ export class Session {
 
   #build(input: EntryInput, parentId: string | null, taken?: (id: string) => boolean): SessionEntry {
     // An input that smuggles in an id or parentId (say, an entry copied from elsewhere) loses them.
-    const {
-      type,
-      timestamp,
-      id: _id,
-      parentId: _parentId,
-      ...fields
-    } = input as EntryInput & {
-      id?: unknown;
-      parentId?: unknown;
-    };
-    return {
-      type,
-      id: this.#newId(taken),
-      parentId,
-      timestamp: timestamp ?? Date.now(),
-      ...fields,
-    } as SessionEntry;
+    return withFields(
+      { type: input.type, id: this.#newId(taken), parentId, timestamp: input.timestamp ?? Date.now() },
+      input,
+      ENTRY_OWN_FIELDS,
+    ) as unknown as SessionEntry;
   }
 
   /** Adds a record that storage already holds (`indexed`: and `#byId` too). */
@@ -401,4 +384,24 @@ export class Session {
       throw invalidArgument(`cannot ${operation} entry "${id}": it is a leaf move, not a tree entry`);
     }
   }
+}
+
+/** The fields a session sets itself on every entry (an input's own values for them are dropped). */
+const ENTRY_OWN_FIELDS = new Set(["type", "id", "parentId", "timestamp"]);
+const JOURNAL_OWN_FIELDS = new Set(["type", "id", "parentId", "timestamp", "event"]);
+
+/**
+ * `head` followed by `source`'s own enumerable fields except `own`, in their order: what
+ * `{ ...head, ...rest }` of a rest destructuring builds, without its two intermediate copies.
+ */
+function withFields(
+  head: Record<string, unknown>,
+  source: object,
+  own: ReadonlySet<string>,
+): Record<string, unknown> {
+  const fields = source as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    if (!own.has(key)) head[key] = fields[key];
+  }
+  return head;
 }
