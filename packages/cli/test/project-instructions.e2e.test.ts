@@ -134,6 +134,41 @@ describe("AGENTS.md", { timeout: 60_000 }, () => {
     }
   });
 
+  it("instructions: { enabled: false } sends no file and records none, even after a tool touches a nested folder", async () => {
+    const server = await startOpenAICompatibleServer([
+      { toolCall: { name: "read_file", args: { path: "pkg/api/notes.txt" }, id: "call_1" } },
+      { text: "done" },
+    ]);
+    try {
+      const dir = project({
+        "AGENTS.md": "Root rule: write tests first.",
+        "pkg/api/AGENTS.md": "API rule: never break the wire format.",
+        "pkg/api/notes.txt": "notes",
+        "reader.ts": READ_TOOL,
+      });
+      writeFileSync(
+        join(dir, "rein.config.ts"),
+        config(server.baseUrl).replace(
+          'systemPrompt: "Base prompt.",',
+          'systemPrompt: "Base prompt.", instructions: { enabled: false },',
+        ),
+      );
+      const result = await rein(["run", "read the notes"], dir);
+      expect(result.stderr).not.toContain("rein:");
+      expect(result.code).toBe(0);
+      expect(server.requests).toHaveLength(2);
+      for (const request of server.requests) {
+        const system = systemOf(request as Record<string, unknown>);
+        expect(system).toContain("Base prompt.");
+        expect(system).not.toContain("Root rule");
+        expect(system).not.toContain("API rule");
+      }
+      expect(instructionEntries(dir)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("with @rein/tools-fs: a resumed session loads the files it recorded from the start, records only changes", async () => {
     const server = await startOpenAICompatibleServer([
       { toolCall: { name: "read", args: { path: "pkg/notes.txt" }, id: "call_1" } },

@@ -25,8 +25,14 @@ function tree(files: Record<string, string>): string {
   return dir;
 }
 
-const prompt = async (root: string, cwd = root, base = "") => {
-  const instructions = projectInstructions({ root, cwd, base, warn: () => undefined });
+const prompt = async (root: string, cwd = root, base = "", enabled?: boolean) => {
+  const instructions = projectInstructions({
+    root,
+    cwd,
+    base,
+    warn: () => undefined,
+    ...(enabled === undefined ? {} : { enabled }),
+  });
   instructions.appendix = ["APPENDIX"];
   const source = instructions.systemPrompt;
   const text =
@@ -66,6 +72,15 @@ describe("project instructions", () => {
     expect(text).toContain("inside");
     expect(text).not.toContain("outside");
     expect(files.map((f) => f.path)).toEqual(["AGENTS.md"]);
+  });
+
+  it("instructions turned off: no file is loaded, the prompt is the base and the appendix", async () => {
+    const root = tree({ "AGENTS.md": "root agents", "a/AGENTS.md": "a agents" });
+    const off = await prompt(root, join(root, "a"), "BASE", false);
+    expect(off.text).toBe("BASE\n\nAPPENDIX");
+    expect(off.files).toEqual([]);
+    const on = await prompt(root, join(root, "a"), "BASE", true);
+    expect(on.files.map((f) => f.path)).toEqual(["AGENTS.md", "a/AGENTS.md"]);
   });
 
   it("no files: just the base and appendix, no empty heading", async () => {

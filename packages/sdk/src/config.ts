@@ -70,6 +70,12 @@ export interface ReinConfig {
     url?: string;
   };
   systemPrompt?: string;
+  /**
+   * Project instructions: `AGENTS.md` (or `CLAUDE.md`) files from the project root down
+   * to the working directory, and nested ones as tools touch their folders, join the
+   * system prompt. `enabled: false` loads none. Default true.
+   */
+  instructions?: { enabled?: boolean };
   thinkingLevel?: ThinkingLevel;
   /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
   compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };

@@ -101,6 +101,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     cwd: options.cwd,
     base: config.systemPrompt ?? "",
     warn: options.warn ?? (() => undefined),
+    enabled: config.instructions?.enabled !== false,
   });
   const harness = new AgentHarness({
     session,

@@ -15,6 +15,8 @@
  * turn, and the text the model receives and the sha256 recorded in the session
  * (a `custom` entry `rein.instructions`, written whenever a file joins or its
  * content changes) come from the same read; a file over 32 KiB is cut with a note.
+ * With `enabled: false` (config `instructions: { enabled: false }`) no file is
+ * looked for, read or recorded: the prompt is the config's, then the appendix.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
@@ -64,7 +66,10 @@ export function projectInstructions(options: {
   cwd: string;
   base: string;
   warn(message: string): void;
+  /** `false`: load no instruction file at all. Default true. */
+  enabled?: boolean;
 }): ProjectInstructions {
+  const enabled = options.enabled !== false;
   let root: string;
   try {
     root = realpathSync.native(options.root);
@@ -150,7 +155,7 @@ export function projectInstructions(options: {
     base: options.base,
     appendix: [],
     systemPrompt: () => {
-      const sections = read();
+      const sections = enabled ? read() : [];
       const parts = [instructions.base.trim()];
       if (sections.length > 0)
         parts.push(
@@ -161,6 +166,7 @@ export function projectInstructions(options: {
     },
     files: () => current,
     watch(harness, branch) {
+      if (!enabled) return () => undefined;
       for (const entry of branch) {
         if (entry.type !== "custom" || entry.customType !== INSTRUCTIONS_ENTRY) continue;
         const files = (entry.data as { files?: InstructionFile[] } | undefined)?.files ?? [];

@@ -14,6 +14,7 @@ export const CONFIG_OPTIONS = [
   "tools",
   "session",
   "systemPrompt",
+  "instructions",
   "thinkingLevel",
   "compaction",
   "mcpServe",
@@ -236,6 +237,16 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
   }
   if (systemPrompt !== undefined && typeof systemPrompt !== "string")
     fail("systemPrompt", "a string", systemPrompt);
+  const instructions = config.instructions as { enabled?: unknown } | undefined | null;
+  if (instructions !== undefined) {
+    if (typeof instructions !== "object" || instructions === null || Array.isArray(instructions))
+      fail("instructions", "{ enabled?: boolean }", instructions);
+    const extra = Object.keys(instructions as object).find((key) => key !== "enabled");
+    if (extra !== undefined)
+      fail(`instructions.${extra}`, "absent (the only option is enabled)", extra, extra);
+    if (instructions?.enabled !== undefined && typeof instructions.enabled !== "boolean")
+      fail("instructions.enabled", "a boolean", instructions.enabled, "enabled");
+  }
   if (thinkingLevel !== undefined && !THINKING.includes(thinkingLevel as string)) {
     fail("thinkingLevel", `one of ${THINKING.join(", ")}`, thinkingLevel);
   }
