@@ -14,6 +14,11 @@ step() {
   fi
 }
 
+# Rein needs Node >= 22.19; say so plainly instead of failing somewhere in the build.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 19) ? 0 : 1)'; then
+  echo "check: Node $(node --version) is older than 22.19; run: sh scripts/with-node.sh npx --yes pnpm@10.34.9 check" >&2
+  exit 1
+fi
 step "system packages" bash scripts/system-packages.sh
 step "build (tsc -b)" tsc -b
 step "typecheck (tsconfig.tests.json)" tsc -p tsconfig.tests.json

@@ -5,7 +5,8 @@
  * system-package check names exactly what to install.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -47,13 +48,36 @@ describe("a fresh clone", () => {
       execFileSync("bash", [join(root, "scripts", "readme-command.sh"), String(n)], {
         encoding: "utf8",
       }).trim();
-    expect(command(1)).toBe("npx --yes pnpm@10.34.9 install && npx --yes pnpm@10.34.9 quickstart");
-    expect(command(2)).toBe(
-      "npx --yes pnpm@10.34.9 install --frozen-lockfile && npx --yes pnpm@10.34.9 check",
-    );
+    const pnpm = "sh scripts/with-node.sh npx --yes pnpm@10.34.9";
+    expect(command(1)).toBe(`${pnpm} install && ${pnpm} quickstart`);
+    expect(command(2)).toBe(`${pnpm} install --frozen-lockfile && ${pnpm} check`);
     const ci = readFileSync(join(root, ".ci", "run"), "utf8");
     expect(ci).toContain("scripts/readme-command.sh 1");
     expect(ci).toContain('eval "$test_command"');
+  });
+
+  it("with-node.sh runs the command on the machine's Node from 22.19 on, and under Node 24 from npm before", () => {
+    const script = join(root, "scripts", "with-node.sh");
+    const run = (nodeVersion: string) => {
+      const bin = mkdtempSync(join(tmpdir(), "rein-with-node-"));
+      // A `node` that reports the given version, and an `npx` that says how it was called.
+      writeFileSync(
+        join(bin, "node"),
+        `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} -e 'const process = { versions: { node: "${nodeVersion}" }, exit: (code) => globalThis.process.exit(code) }; eval(globalThis.process.argv[1])' "$2"\n`,
+        { mode: 0o755 },
+      );
+      writeFileSync(join(bin, "npx"), '#!/bin/sh\necho "npx $*"\n', { mode: 0o755 });
+      return execFileSync("/bin/sh", [script, "echo", "direct"], {
+        encoding: "utf8",
+        env: { PATH: `${bin}:/usr/bin:/bin` },
+      }).trim();
+    };
+    expect(run("22.19.0")).toBe("direct");
+    expect(run("24.1.0")).toBe("direct");
+    expect(run("26.0.0")).toBe("direct");
+    const fallback = "npx --yes -p node@24 -- env -u npm_config_package -u npm_config_yes echo direct";
+    expect(run("22.18.9")).toBe(fallback);
+    expect(run("20.20.2")).toBe(fallback);
   });
 
   it("the system-package check names every missing Debian package and fails", () => {

@@ -9,6 +9,7 @@ import type { ResolvedEntry } from "../config/resolve-plugins.js";
 import { ExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
+import { nodeCheck } from "./doctor-node.js";
 import { sandboxDoctorCheck } from "./doctor-sandbox.js";
 import { describeServer, mcpServers } from "./mcp-status.js";
 
@@ -17,6 +18,8 @@ interface Check {
   ok: boolean;
   detail: string;
   hint?: string;
+  /** A problem that does not fail the doctor (printed with `!`). */
+  warn?: boolean;
 }
 
 const failure = (name: string, error: unknown): Check => ({
@@ -27,8 +30,14 @@ const failure = (name: string, error: unknown): Check => ({
 });
 
 export async function doctorCommand(globals: GlobalOptions): Promise<number> {
+  const node = nodeCheck();
   const checks: Check[] = [
-    { name: "node", ok: Number(process.versions.node.split(".")[0]) >= 20, detail: process.version },
+    {
+      name: "node",
+      ok: node.ok,
+      detail: node.detail,
+      ...(node.warning ? { hint: node.warning, warn: node.ok } : {}),
+    },
   ];
   let loaded: LoadedConfig | undefined;
   let plugins: ResolvedEntry[] | undefined;
@@ -77,7 +86,7 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
 
   const term = terminal();
   for (const check of checks) {
-    const mark = check.ok ? term.co.green("✓") : term.co.red("✗");
+    const mark = !check.ok ? term.co.red("✗") : check.warn ? term.co.yellow("!") : term.co.green("✓");
     term.out.write(`${mark} ${check.name.padEnd(8)} ${check.detail}\n`);
     if (check.hint) term.out.write(`  ${term.co.dim(check.hint)}\n`);
   }

@@ -30,7 +30,7 @@ function packageJson({ kind, packageName, reinVersion }: PackageScaffoldInput): 
     type: "module",
     license: "MIT",
     keywords: ["rein", kind === "plugin" ? "rein-plugin" : "rein-tool-pack"],
-    engines: { node: ">=20.19" },
+    engines: { node: ">=22.19" },
     main: "./dist/index.js",
     types: "./dist/index.d.ts",
     exports: {
@@ -50,7 +50,7 @@ function packageJson({ kind, packageName, reinVersion }: PackageScaffoldInput): 
     devDependencies: {
       "@changesets/cli": "^2.31.1",
       "@rein/sdk": `^${reinVersion}`,
-      "@types/node": "^20.19.0",
+      "@types/node": "^24.0.0",
       typescript: "~5.9.3",
       vitest: "^4.1.12",
     },

@@ -46,7 +46,7 @@ export function projectPackageJson(
     "@rein/sdk": `^${reinVersion}`,
     // The scaffolded config runs bash in @rein/tools-shell's sandbox.
     "@rein/tools-shell": `^${reinVersion}`,
-    "@types/node": "^20.19.0",
+    "@types/node": "^24.0.0",
     typescript: "~5.9.3",
     vitest: "^4.1.12",
     ...(base.devDependencies as Record<string, string> | undefined),
