@@ -16,8 +16,8 @@ import {
   fauxToolCall,
   registerFauxProvider,
   streamSimple,
-  Type,
-} from "@mariozechner/pi-ai";
+} from "@earendil-works/pi-ai";
+import { Type } from "typebox";
 
 const faux = registerFauxProvider({ tokenSize: { min: 50, max: 50 } });
 

@@ -62,7 +62,7 @@ export function describeRun({ reps, scale, seconds }) {
   const cpus = os.cpus();
   const versions = [
     "@rein/harness",
-    "@mariozechner/pi-ai",
+    "@earendil-works/pi-ai",
     "@mariozechner/pi-agent-core",
     "@mariozechner/pi-coding-agent",
   ].map((name) => `${name} ${packageVersion(name)}`);

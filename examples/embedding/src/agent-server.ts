@@ -5,12 +5,18 @@
  * a harness is per-session state, never shared between requests.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { Model } from "@mariozechner/pi-ai";
+import type { Model, Models } from "@earendil-works/pi-ai";
 import { AgentHarness, type AnyAgentTool, MemoryStorage, Session, SessionStore } from "@rein/harness";
 
-export interface AgentServerOptions {
+/** The model of one run, and the pi-ai collection that serves it (default: pi-ai's built-in providers). */
+export interface ModelChoice {
   // biome-ignore lint/suspicious/noExplicitAny: any provider API.
-  model: () => Model<any>;
+  model: Model<any>;
+  models?: Models;
+}
+
+export interface AgentServerOptions {
+  model: () => ModelChoice;
   tools?: readonly AnyAgentTool[];
   systemPrompt?: string;
   /** Keep sessions as JSONL files here; default in memory (gone after the request). */
@@ -43,9 +49,11 @@ export function createAgentServer(options: AgentServerOptions): Server {
       return fail(response, 400, 'expected { "prompt": string }');
 
     const session = store ? store.create() : Session.create(new MemoryStorage());
+    const { model, models } = options.model();
     const harness = new AgentHarness({
       session,
-      model: options.model(),
+      model,
+      ...(models ? { models } : {}),
       tools: options.tools ?? [],
       systemPrompt: options.systemPrompt ?? "",
       ...(options.requestOptions ? { requestOptions: options.requestOptions } : {}),

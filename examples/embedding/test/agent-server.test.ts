@@ -42,7 +42,7 @@ describe("embedding the harness in a web server", () => {
           "Streamed.",
         ]);
         scripted.push(model);
-        return model.model;
+        return { model: model.model, models: model.models };
       },
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -68,7 +68,12 @@ describe("embedding the harness in a web server", () => {
   });
 
   it("rejects a request without a prompt", async () => {
-    const server = createAgentServer({ model: () => createScriptedModel([]).model });
+    const server = createAgentServer({
+      model: () => {
+        const model = createScriptedModel([]);
+        return { model: model.model, models: model.models };
+      },
+    });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
     try {

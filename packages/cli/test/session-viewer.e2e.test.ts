@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { JsonObject } from "@earendil-works/pi-ai";
 import { type AssistantMessage, SessionStore } from "@rein/harness";
 import { chromium } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
@@ -54,7 +55,7 @@ const assistant = (
   timestamp: 2,
 });
 
-const call = (id: string, name: string, args: Record<string, unknown>) => ({
+const call = (id: string, name: string, args: JsonObject) => ({
   type: "toolCall" as const,
   id,
   name,

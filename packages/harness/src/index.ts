@@ -7,7 +7,8 @@
  * are not exported: @rein/sdk uses `decideToolCall` and the harness's own methods.
  */
 
-export { type ImageContent, type Static, type TextContent, type TSchema, Type } from "@mariozechner/pi-ai";
+export type { ImageContent, TextContent } from "@earendil-works/pi-ai";
+export { type Static, type TSchema, Type } from "typebox";
 export type { CompactionSettings } from "./compaction/compaction-settings.js";
 export {
   describeError,
@@ -105,6 +106,8 @@ export type {
   ToolCallPlan,
 } from "./loop/loop-types.js";
 export type { RetrySettings } from "./loop/retry.js";
+export { loadBuiltinProvider } from "./models/builtin-models.js";
+export { reinIdentity } from "./models/rein-identity.js";
 export {
   type Approval,
   type ApprovalAnswer,
@@ -154,6 +157,7 @@ export {
   type SessionSummary,
   type StorageResult,
   type StoredEntry,
+  THINKING_LEVELS,
   type ThinkingLevel,
   type ThinkingLevelChangeEntry,
 } from "./session/index.js";

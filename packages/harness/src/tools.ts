@@ -3,7 +3,8 @@
  * setters and never edits one in place, so a turn snapshot's shallow copy stays true
  * for the whole turn (spec: "Turn snapshot").
  */
-import type { ImageContent, Static, TextContent, TSchema } from "@mariozechner/pi-ai";
+import type { ImageContent, TextContent } from "@earendil-works/pi-ai";
+import type { Static, TSchema } from "typebox";
 
 /** What a tool may be called: 1-64 of A-Z a-z 0-9 _ - (what providers accept). */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -1,4 +1,5 @@
-import { type Model, Type } from "@mariozechner/pi-ai";
+import type { Model } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import type { HarnessEvent } from "../src/events/event-types.js";
 import { runAgentLoop } from "../src/loop/agent-loop.js";
@@ -33,6 +34,7 @@ describe("runAgentLoop on its own", () => {
     const tools = [timedTool("slow", 30, log), timedTool("fast", 1, log)];
     scripted.script([callTools(["slow", { n: 1 }], ["fast", { n: 2 }]), reply("done")]);
     const result = await runAgentLoop([{ role: "user", content: "go", timestamp: 0 }], {
+      streamFn: scripted.stream,
       context: context(scripted.model, tools),
     });
     expect(result.status).toBe("completed");
@@ -47,6 +49,7 @@ describe("runAgentLoop on its own", () => {
     const tools = [timedTool("par", 20, log), timedTool("seq", 5, log, "sequential")];
     scripted.script([callTools(["par", { n: 1 }], ["seq", { n: 2 }], ["par", { n: 3 }]), reply("done")]);
     await runAgentLoop([{ role: "user", content: "go", timestamp: 0 }], {
+      streamFn: scripted.stream,
       context: context(scripted.model, tools),
     });
     expect(log).toEqual(["start par1", "end par1", "start seq2", "end seq2", "start par3", "end par3"]);
@@ -60,6 +63,7 @@ describe("runAgentLoop on its own", () => {
       reply("done"),
     ]);
     const result = await runAgentLoop([{ role: "user", content: "go", timestamp: 0 }], {
+      streamFn: scripted.stream,
       context: context(scripted.model, [timedTool("par", 1, log)]),
     });
     const results = result.messages.filter((m) => m.role === "toolResult");
@@ -74,6 +78,7 @@ describe("runAgentLoop on its own", () => {
     scripted.script([fauxAssistantMessage([], { stopReason: "error", errorMessage: "overloaded" })]);
     const events: HarnessEvent[] = [];
     const result = await runAgentLoop([{ role: "user", content: "go", timestamp: 0 }], {
+      streamFn: scripted.stream,
       context: context(scripted.model, []),
       emit: (e) => {
         events.push(e);
@@ -100,6 +105,7 @@ describe("runAgentLoop on its own", () => {
     };
     scripted.script([callTools(["broken", {}]), reply("recovered")]);
     const result = await runAgentLoop([{ role: "user", content: "go", timestamp: 0 }], {
+      streamFn: scripted.stream,
       context: context(scripted.model, [broken]),
     });
     expect(result.status).toBe("completed");
@@ -127,6 +133,7 @@ describe("runAgentLoop on its own", () => {
     };
     scripted.script([callTools(["wait", {}], ["wait", {}]), reply("never")]);
     const result = await runAgentLoop([{ role: "user", content: "go", timestamp: 0 }], {
+      streamFn: scripted.stream,
       context: context(scripted.model, [waiter]),
       signal: controller.signal,
     });

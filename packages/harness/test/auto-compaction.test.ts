@@ -1,4 +1,4 @@
-import type { FauxResponseFactory } from "@mariozechner/pi-ai";
+import type { FauxResponseFactory } from "@earendil-works/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentHarness, type AgentHarnessOptions } from "../src/harness/agent-harness.js";
 import { SessionStore } from "../src/session/session-store.js";
@@ -13,7 +13,7 @@ import {
   textOf,
 } from "./support/compaction.js";
 import { echoTool, fixture } from "./support/harness-fixture.js";
-import { callTools, reply, scriptedModel } from "./support/scripted-model.js";
+import { callTools, reply, requestContext, scriptedModel } from "./support/scripted-model.js";
 
 afterEach(removeTempDirs);
 
@@ -231,6 +231,7 @@ describe("automatic compaction in a JSONL session", () => {
     const harness = new AgentHarness({
       session,
       model: scripted.model,
+      models: scripted.collection,
       requestOptions: { cacheRetention: "none" },
       compaction: { reserveTokens: 1_000, keepRecentTokens: 5 },
     });
@@ -274,7 +275,8 @@ describe("a long session", () => {
     const echo = echoTool();
     const f = smallWindow({ tools: [echo.tool], systemPrompt: "You are terse." });
     let summaries = 0;
-    const model: FauxResponseFactory = (context) => {
+    const model: FauxResponseFactory = (transcript) => {
+      const context = requestContext(transcript);
       if (context.systemPrompt?.startsWith("You write summaries")) {
         summaries++;
         return summaryReply(`summary ${summaries}: ${"s".repeat(200)}`);

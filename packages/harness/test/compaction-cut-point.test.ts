@@ -1,4 +1,4 @@
-import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
 import { branchInContext, entryTokens, findCutPoint, isCutPoint } from "../src/compaction/cut-point.js";
 import {

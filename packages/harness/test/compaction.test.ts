@@ -293,6 +293,7 @@ describe("harness.compact()", () => {
     const harness = new AgentHarness({
       session,
       model: scripted.model,
+      models: scripted.collection,
       tools: [readTool(200)],
       compaction: { keepRecentTokens: 30 },
     });

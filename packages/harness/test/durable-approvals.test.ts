@@ -41,6 +41,7 @@ function processOn(file: string, options: Partial<AgentHarnessOptions> = {}) {
   const harness = new AgentHarness({
     session,
     model: scripted.model,
+    models: scripted.collection,
     tools: [echo.tool],
     onUnanswered: "park",
     ...options,

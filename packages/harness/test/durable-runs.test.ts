@@ -78,7 +78,7 @@ function harnessOn(
   scripted: ReturnType<typeof scriptedModel>,
   options: Partial<AgentHarnessOptions> = {},
 ) {
-  return new AgentHarness({ session, model: scripted.model, ...options });
+  return new AgentHarness({ session, model: scripted.model, models: scripted.collection, ...options });
 }
 
 describe("durable runs: the journal", () => {
@@ -473,7 +473,11 @@ describe("durable runs: recovery on open", () => {
     f.scripted.script([reply("hi")]);
     await f.harness.prompt("go");
     f.harness.nextTurn("later");
-    const second = new AgentHarness({ session: f.session, model: f.scripted.model });
+    const second = new AgentHarness({
+      session: f.session,
+      model: f.scripted.model,
+      models: f.scripted.collection,
+    });
     expect(second.recovery).toBeUndefined();
     expect(second.queued("nextTurn")).toBe(0);
 

@@ -24,7 +24,12 @@ describe("a harness over a JSONL session", () => {
     const scripted = scriptedModel();
     const echo = echoTool();
     const first = store.create({ cwd: dir });
-    const harness = new AgentHarness({ session: first, model: scripted.model, tools: [echo.tool] });
+    const harness = new AgentHarness({
+      session: first,
+      model: scripted.model,
+      models: scripted.collection,
+      tools: [echo.tool],
+    });
     scripted.script([callTools(["echo", { text: "persisted" }]), reply("first answer")]);
     await harness.prompt("one");
     const leaf = first.leafId;
@@ -32,7 +37,12 @@ describe("a harness over a JSONL session", () => {
 
     const reopened = store.open(first.id);
     expect(reopened.leafId).toBe(leaf);
-    const again = new AgentHarness({ session: reopened, model: scripted.model, tools: [echo.tool] });
+    const again = new AgentHarness({
+      session: reopened,
+      model: scripted.model,
+      models: scripted.collection,
+      tools: [echo.tool],
+    });
     scripted.script([reply("second answer")]);
     await again.prompt("two");
     expect(scripted.requests[2]?.context.messages.map((m) => m.role)).toEqual([
@@ -51,7 +61,7 @@ describe("a harness over a JSONL session", () => {
     const store = new SessionStore(dir);
     const session = store.create();
     const scripted = scriptedModel();
-    const harness = new AgentHarness({ session, model: scripted.model });
+    const harness = new AgentHarness({ session, model: scripted.model, models: scripted.collection });
     scripted.script([reply("hi")]);
     await harness.prompt("hello");
     const file = store.pathOf(session.id);
@@ -66,7 +76,7 @@ describe("a harness over a JSONL session", () => {
     const store = new SessionStore(dir);
     const session = store.create();
     const scripted = scriptedModel();
-    const harness = new AgentHarness({ session, model: scripted.model });
+    const harness = new AgentHarness({ session, model: scripted.model, models: scripted.collection });
     const file = store.pathOf(session.id);
     scripted.script([
       () => {

@@ -1,4 +1,3 @@
-import { streamSimple } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
 import { runBail } from "../src/hooks/create-hooks.js";
 import { Stage } from "../src/hooks/hook-table.js";
@@ -101,7 +100,7 @@ describe("beforeRequest and providerPayload (waterfalls)", () => {
         const payload = { body: "raw" };
         const replaced = options?.onPayload?.(payload, model);
         void Promise.resolve(replaced).then((p) => sent.push(p));
-        return streamSimple(model, context, options);
+        return f.scripted.collection.streamSimple(model, context, options);
       },
     });
     for (const name of ["p1", "p2", "p3"]) {

@@ -1,4 +1,4 @@
-import type { Context } from "@mariozechner/pi-ai";
+import type { Context } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
 import { echoTool, fixture, gate } from "./support/harness-fixture.js";
 import { callTools, reply } from "./support/scripted-model.js";

@@ -1,4 +1,4 @@
-import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage } from "@earendil-works/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentHarness } from "../src/harness/agent-harness.js";
 import { isTransientError, retryDelay } from "../src/loop/retry.js";
@@ -133,7 +133,12 @@ describe("retrying a run's request", () => {
     const store = new SessionStore(tempDir());
     const scripted = scriptedModel();
     const session = store.create();
-    const harness = new AgentHarness({ session, model: scripted.model, retry: { baseDelayMs: 0 } });
+    const harness = new AgentHarness({
+      session,
+      model: scripted.model,
+      models: scripted.collection,
+      retry: { baseDelayMs: 0 },
+    });
     scripted.script([providerError("503 overloaded"), reply("ok")]);
     await harness.prompt("go");
     session.close();

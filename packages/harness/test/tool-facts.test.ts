@@ -82,6 +82,7 @@ describe("tool facts", () => {
     const scripted = scriptedModel();
     scripted.script([callTools(["echo", { text: "abc" }]), reply("done")]);
     const result = await runAgentLoop([{ role: "user", content: "go", timestamp: 0 }], {
+      streamFn: scripted.stream,
       context: {
         model: scripted.model,
         systemPrompt: "",

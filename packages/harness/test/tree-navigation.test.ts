@@ -23,7 +23,12 @@ async function twoExchanges() {
   const scripted = scriptedModel();
   const session = store.create();
   const echo = echoTool();
-  const harness = new AgentHarness({ session, model: scripted.model, tools: [echo.tool] });
+  const harness = new AgentHarness({
+    session,
+    model: scripted.model,
+    models: scripted.collection,
+    tools: [echo.tool],
+  });
   const events: { type: string }[] = [];
   harness.subscribe((event) => {
     events.push(event);
@@ -239,7 +244,11 @@ describe("harness.fork()", () => {
 
     const reopened = t.store.open(forked.id);
     expect(reopened.leafId).toBe(t.firstAnswer);
-    const next = new AgentHarness({ session: reopened, model: t.scripted.model });
+    const next = new AgentHarness({
+      session: reopened,
+      model: t.scripted.model,
+      models: t.scripted.collection,
+    });
     t.scripted.script([reply("forked answer")]);
     await next.prompt("forked question");
     expect(t.scripted.requests.at(-1)?.context.messages.map((m) => textOf(m as never))).toEqual([

@@ -1,4 +1,5 @@
-import { type Model, Type } from "@mariozechner/pi-ai";
+import type { Model } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { AgentHarness } from "../src/harness/agent-harness.js";
 import { MemoryStorage } from "../src/session/memory-storage.js";
@@ -13,7 +14,12 @@ describe("turn snapshots: config is fixed within a turn and may change between t
     const [modelA, modelB] = scripted.models as [Model<string>, Model<string>];
     const echo = echoTool();
     const session = Session.create(new MemoryStorage());
-    const harness = new AgentHarness({ session, model: modelA, tools: [echo.tool] });
+    const harness = new AgentHarness({
+      session,
+      model: modelA,
+      models: scripted.collection,
+      tools: [echo.tool],
+    });
     scripted.script([
       () => {
         harness.setModel(modelB); // mid-request: the request in flight is not altered
@@ -31,7 +37,12 @@ describe("turn snapshots: config is fixed within a turn and may change between t
     const [modelA, modelB] = scripted.models as [Model<string>, Model<string>];
     const echo = echoTool();
     const session = Session.create(new MemoryStorage());
-    const harness = new AgentHarness({ session, model: modelA, tools: [echo.tool] });
+    const harness = new AgentHarness({
+      session,
+      model: modelA,
+      models: scripted.collection,
+      tools: [echo.tool],
+    });
     scripted.script([
       () => {
         harness.setModel(modelB);

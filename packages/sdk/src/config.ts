@@ -16,7 +16,11 @@ export interface CustomModelConfig {
   name?: string;
   /** e.g. `http://127.0.0.1:11434/v1`. */
   baseUrl: string;
-  /** pi-ai API the endpoint speaks. Default `openai-completions`. */
+  /**
+   * pi-ai API the endpoint speaks: `openai-completions` (default), `openai-responses`,
+   * `anthropic-messages`, `google-generative-ai`, `mistral-conversations`,
+   * `bedrock-converse-stream` or `azure-openai-responses`.
+   */
   api?: string;
   /** Provider name for `<provider>/<id>` references. Default `custom`. */
   provider?: string;
@@ -37,6 +41,20 @@ export interface CustomModelConfig {
   /** Environment variable holding the API key, if the endpoint needs one. */
   apiKeyEnv?: string;
   headers?: Record<string, string>;
+  /**
+   * pi-ai's compatibility flags for the model, as in its catalogue (e.g.
+   * `{ forceAdaptiveThinking: true }` for an Anthropic model that needs adaptive thinking
+   * and an effort, `{ supportsReasoningEffort: false }` for a server without
+   * `reasoning_effort`), so a model released after this pi-ai can be added from config.
+   */
+  compat?: Record<string, unknown>;
+  /**
+   * pi-ai's thinking-level map: which Rein thinking levels the model offers and the
+   * provider value each is sent as (`null`: not offered; `xhigh` and `max` need an entry).
+   */
+  thinkingLevelMap?: Partial<
+    Record<"off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max", string | null>
+  >;
 }
 
 /**

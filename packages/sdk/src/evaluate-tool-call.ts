@@ -11,7 +11,7 @@
  * nothing to the session (a tap may still use its context's queues or session).
  * No test-runner code: it is part of the main entry.
  */
-import type { ToolCall } from "@mariozechner/pi-ai";
+import type { JsonObject, ToolCall } from "@earendil-works/pi-ai";
 import {
   type AgentHarness,
   type AnyAgentTool,
@@ -127,7 +127,8 @@ export async function evaluateToolCall(
     type: "toolCall",
     id: probe.id ?? "probe",
     name: probe.name,
-    arguments: probe.args ?? {},
+    // A probe stands for a model's call, whose arguments are JSON.
+    arguments: (probe.args ?? {}) as JsonObject,
   };
   const signal = options.signal ?? new AbortController().signal;
   if (!registered && options.unregistered === "refuse") {

@@ -80,6 +80,7 @@ export {
 export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
+export { closestName } from "./closest-name.js";
 export {
   type CustomModelConfig,
   defineConfig,

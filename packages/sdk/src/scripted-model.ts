@@ -7,20 +7,28 @@
  * Invariants: no network, no API key; each reply is consumed once, in order; a
  * request beyond the script gets the faux provider's error reply ("No more faux
  * responses queued"), which the harness persists as a closed error message;
- * `dispose()` unregisters the provider; `skip(n)` drops the next n replies (a
- * resumed session already holds them).
+ * `dispose()` drops what is left of the script; `skip(n)` drops the next n replies
+ * (a resumed session already holds them). The provider lives only in the scripted
+ * model's own collection (`models`), never in a global registry.
  */
 import {
   type AssistantMessage,
   type Context,
+  createModels,
   type FauxContentBlock,
   fauxAssistantMessage,
+  fauxProvider,
   fauxText,
   fauxToolCall,
+  getCurrentSystemPrompt,
+  getCurrentTools,
+  getInitialSystemMessage,
+  type JsonObject,
   type Model,
-  registerFauxProvider,
+  type Models,
   type StreamOptions,
-} from "@mariozechner/pi-ai";
+  type TranscriptContext,
+} from "@earendil-works/pi-ai";
 
 /** A tool call in a scripted reply. */
 export interface ScriptToolCall {
@@ -58,6 +66,8 @@ export interface ScriptedModel {
   /** The pi-ai model to give the harness. */
   // biome-ignore lint/suspicious/noExplicitAny: any provider API.
   readonly model: Model<any>;
+  /** The model collection that serves `model` (the harness option `models`). */
+  readonly models: Models;
   /** Every request the model received, in order. */
   readonly requests: readonly RecordedRequest[];
   /** Queues more replies after the ones already scripted. */
@@ -70,8 +80,23 @@ export interface ScriptedModel {
    * script left off instead of starting again).
    */
   skip(count: number): void;
-  /** Unregisters the faux provider. */
+  /** Drops the replies not yet consumed (a later request gets the error reply). */
   dispose(): void;
+}
+
+/**
+ * The request as Rein sent it: pi-ai hands providers a transcript whose leading system
+ * message carries the system prompt and the tools; Rein's requests have no other
+ * system message, so this is the `Context` the harness built.
+ */
+export function requestContext(transcript: TranscriptContext): Context {
+  const messages = transcript.messages;
+  const initial = getInitialSystemMessage(messages);
+  return {
+    ...(initial ? { systemPrompt: getCurrentSystemPrompt(messages) } : {}),
+    messages: messages.filter((message) => message.role !== "system"),
+    tools: getCurrentTools(messages),
+  };
 }
 
 const isAssistantMessage = (value: unknown): value is AssistantMessage =>
@@ -85,7 +110,8 @@ export function toAssistantMessage(reply: ScriptReply): AssistantMessage {
     const blocks: FauxContentBlock[] = [];
     if (reply.text) blocks.push(fauxText(reply.text));
     for (const call of reply.toolCalls) {
-      blocks.push(fauxToolCall(call.name, call.args ?? {}, call.id ? { id: call.id } : {}));
+      // Script files are JSON, so their arguments are too.
+      blocks.push(fauxToolCall(call.name, (call.args ?? {}) as JsonObject, call.id ? { id: call.id } : {}));
     }
     return fauxAssistantMessage(blocks, { stopReason: "toolUse" });
   }
@@ -118,7 +144,7 @@ export function createScriptedModel(
           },
         ]
       : undefined;
-  const faux = registerFauxProvider({
+  const faux = fauxProvider({
     ...(models ? { models } : {}),
     ...(options.tokensPerSecond !== undefined ? { tokensPerSecond: options.tokensPerSecond } : {}),
     // Large chunks: fewer message_update events, faster tests; streaming still happens.
@@ -128,13 +154,14 @@ export function createScriptedModel(
   const wrap =
     (step: ScriptStep) =>
     async (
-      context: Context,
+      transcript: TranscriptContext,
       streamOptions: StreamOptions | undefined,
       state: { callCount: number },
       model: Model<string>,
     ) => {
+      const context = requestContext(transcript);
       requests.push({
-        context: { ...context, messages: [...context.messages] },
+        context,
         options: streamOptions,
         modelId: model.id,
       });
@@ -149,8 +176,11 @@ export function createScriptedModel(
   // What the faux provider was last given; consumed = queued.length - pending.
   let queued = steps.map(wrap);
   faux.setResponses(queued);
+  const collection = createModels();
+  collection.setProvider(faux.provider);
   return {
     model: faux.getModel(),
+    models: collection,
     requests,
     append(more) {
       for (const step of more) if (typeof step !== "function") toAssistantMessage(step);
@@ -167,6 +197,9 @@ export function createScriptedModel(
       faux.setResponses(queued);
     },
     pending: () => faux.getPendingResponseCount(),
-    dispose: () => faux.unregister(),
+    dispose: () => {
+      queued = [];
+      faux.setResponses([]);
+    },
   };
 }

@@ -21,6 +21,7 @@ describe("entry points", () => {
       "argsHash",
       "canonicalJson",
       "cleanupFailures",
+      "closestName",
       "createScriptedModel",
       "defineConfig",
       "definePlugin",

@@ -1,9 +1,8 @@
-import { complete } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
 import { createScriptedModel } from "../src/scripted-model.js";
 
 const ask = async (scripted: ReturnType<typeof createScriptedModel>) => {
-  const reply = await complete(scripted.model, {
+  const reply = await scripted.models.complete(scripted.model, {
     messages: [{ role: "user", content: "next", timestamp: 0 }],
   });
   return reply.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");

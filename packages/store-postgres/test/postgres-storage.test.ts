@@ -61,11 +61,13 @@ describe("round trips", () => {
   });
 
   it("a harness run on a postgres session persists every message before listeners see it", async () => {
-    const { fauxAssistantMessage, registerFauxProvider } = await import("@mariozechner/pi-ai");
-    const faux = registerFauxProvider();
+    const { createModels, fauxAssistantMessage, fauxProvider } = await import("@earendil-works/pi-ai");
+    const faux = fauxProvider();
+    const models = createModels();
+    models.setProvider(faux.provider);
     faux.setResponses([fauxAssistantMessage("hi there")]);
     const session = await store.create();
-    const harness = new AgentHarness({ session, model: faux.getModel() });
+    const harness = new AgentHarness({ session, model: faux.getModel(), models });
     const unseen: string[] = [];
     harness.on("message_end", async () => {
       const last = session.entries().at(-1) as StoredEntry;
@@ -76,7 +78,7 @@ describe("round trips", () => {
       if (rows.length !== 1) unseen.push(last.id);
     });
     const outcome = await harness.prompt("hello");
-    faux.unregister();
+    faux.setResponses([]);
     expect(outcome.status).toBe("completed");
     expect(unseen).toEqual([]);
     await session.close();

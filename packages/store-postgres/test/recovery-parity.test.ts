@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
+import { createModels, fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
 import { AgentHarness, type AgentTool, JsonlStorage, Session, type StoredEntry, Type } from "@rein/harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresSessionStore } from "../src/index.js";
@@ -43,10 +43,12 @@ function key(entry: StoredEntry): string {
 }
 
 function harnessOn(session: Session, replies: ReturnType<typeof fauxAssistantMessage>[], tool: AgentTool) {
-  const faux = registerFauxProvider();
+  const faux = fauxProvider();
+  const models = createModels();
+  models.setProvider(faux.provider);
   faux.setResponses(replies);
-  const harness = new AgentHarness({ session, model: faux.getModel(), tools: [tool] });
-  return { harness, done: () => faux.unregister() };
+  const harness = new AgentHarness({ session, model: faux.getModel(), models, tools: [tool] });
+  return { harness, done: () => faux.setResponses([]) };
 }
 
 describe("recovery on open, JSONL and PostgreSQL", () => {

@@ -75,7 +75,7 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags });
   options.check?.(loaded);
-  const model = resolveAgentModel(loaded, options);
+  const model = await resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
   const store = sessionStore(loaded);
   const sessions = await sessionBackend(loaded);
@@ -109,7 +109,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     cwd: options.cwd,
     durability: "save-point",
     requestOptions: model.requestOptions,
-    streamFn: options.streamFn ?? perRequestSignal(),
+    models: model.models,
+    streamFn: options.streamFn ?? perRequestSignal(model.models),
     ...(config.retry !== undefined ? { retry: config.retry } : {}),
     systemPrompt: instructions.systemPrompt,
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
@@ -189,12 +190,12 @@ async function openSession<T>(open: () => Promise<T>, what: string): Promise<T> 
   }
 }
 
-function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): ResolvedModel {
+async function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): Promise<ResolvedModel> {
   if (!options.modelOptional) return resolveModel(loaded.config, { script: options.script });
   // Inspection commands run the stack without calling a model: a missing model or
   // credential must not stop them, so a scripted stand-in takes its place.
   try {
-    return resolveModel(loaded.config, { script: options.script });
+    return await resolveModel(loaded.config, { script: options.script });
   } catch {
     return resolveModel({ model: { script: [] } });
   }

@@ -7,11 +7,12 @@
  * lives and unlinked when its stream ends, so the run signal holds at most one of
  * our listeners at any time and aborting the run still aborts the request.
  */
-import { type Api, type Model, streamSimple } from "@mariozechner/pi-ai";
+import type { Api, Model, Models } from "@earendil-works/pi-ai";
 
-type StreamFunction = typeof streamSimple;
+type StreamFunction = Models["streamSimple"];
 
-export function perRequestSignal(stream: StreamFunction = streamSimple): StreamFunction {
+export function perRequestSignal(models: Models): StreamFunction {
+  const stream: StreamFunction = (model, context, options) => models.streamSimple(model, context, options);
   return (model: Model<Api>, context, options) => {
     const runSignal = options?.signal;
     if (!runSignal) return stream(model, context, options);

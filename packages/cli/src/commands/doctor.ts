@@ -54,7 +54,7 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
   }
   if (loaded) {
     try {
-      const model = resolveModel(loaded.config);
+      const model = await resolveModel(loaded.config);
       checks.push({ name: "model", ok: true, detail: model.description });
       model.scripted?.dispose();
     } catch (error) {

@@ -1,29 +1,47 @@
-/** `rein models`: pi-ai's registry with credential status, plus the config's custom models. */
-import { getEnvApiKey, getModels, getProviders } from "@mariozechner/pi-ai";
+/**
+ * `rein models`: pi-ai's catalogue (every chat model of every built-in provider) with
+ * the credential each needs and whether it is set, plus the config's custom models.
+ */
+import { builtinProviders } from "@earendil-works/pi-ai/providers/all";
 import { loadConfig } from "../config/load-config.js";
+import { modelCollection } from "../config/model-catalog.js";
 import { keyVariable } from "../config/resolve-model.js";
 import { ExitCode, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
+
+interface Row {
+  model: string;
+  contextWindow: number;
+  credentials: string;
+  source: string;
+}
 
 export async function modelsCommand(
   options: { provider?: string; json?: boolean },
   globals: GlobalOptions,
 ): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
-  const providers = getProviders() as string[];
-  if (options.provider && !providers.includes(options.provider)) {
-    throw usageError(`unknown provider "${options.provider}"`, `known providers: ${providers.join(", ")}`);
+  const all = builtinProviders().sort((a, b) => a.id.localeCompare(b.id));
+  const ids = all.map((provider) => provider.id);
+  if (options.provider && !ids.includes(options.provider)) {
+    throw usageError(`unknown provider "${options.provider}"`, `known providers: ${ids.join(", ")}`);
   }
-  const rows = (options.provider ? [options.provider] : providers).flatMap((provider) => {
-    const hasKey = getEnvApiKey(provider) !== undefined;
-    return getModels(provider as never).map((model: { id: string; contextWindow: number }) => ({
-      model: `${provider}/${model.id}`,
-      contextWindow: model.contextWindow,
-      credentials: hasKey ? "set" : `missing (${keyVariable(provider)})`,
-      source: "pi-ai",
-    }));
-  });
+  const providers = options.provider ? all.filter((provider) => provider.id === options.provider) : all;
+  const models = modelCollection(...providers);
+  const rows: Row[] = [];
+  for (const provider of providers) {
+    const configured = (await models.getAuth(provider.id).catch(() => undefined)) !== undefined;
+    const credentials = configured ? "set" : `missing (${await keyVariable(provider)})`;
+    for (const model of models.getModels(provider.id)) {
+      rows.push({
+        model: `${provider.id}/${model.id}`,
+        contextWindow: model.contextWindow,
+        credentials,
+        source: "pi-ai",
+      });
+    }
+  }
   for (const custom of loaded.config.models ?? []) {
     rows.push({
       model: `${custom.provider ?? "custom"}/${custom.id}`,

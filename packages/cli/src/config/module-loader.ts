@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import * as piAi from "@mariozechner/pi-ai";
+import * as piAi from "@earendil-works/pi-ai";
 import * as reinHarness from "@rein/harness";
 import * as reinSdk from "@rein/sdk";
 import { createJiti, type Jiti, type JitiOptions } from "jiti";
@@ -47,7 +47,7 @@ const sharedModules: Record<string, unknown> = {
   "@rein/sdk": reinSdk,
   "@rein/harness": reinHarness,
   typebox,
-  "@mariozechner/pi-ai": piAi,
+  "@earendil-works/pi-ai": piAi,
 };
 
 function jitiOptions(moduleCache: boolean): JitiOptions {

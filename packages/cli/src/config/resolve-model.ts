@@ -4,9 +4,10 @@
  * pi-ai's registry. Invariant: a missing credential is an error that names the
  * environment variable to set, before anything runs.
  */
-import { type Api, getEnvApiKey, getModel, getProviders, type Model } from "@mariozechner/pi-ai";
+import type { Api, Model, Models } from "@earendil-works/pi-ai";
 import {
   type CustomModelConfig,
+  closestName as closest,
   createScriptedModel,
   type ReinConfig,
   type ScriptedModel,
@@ -14,9 +15,12 @@ import {
 } from "@rein/sdk";
 import { modelError } from "../errors.js";
 import { keyVariable } from "./credential-variables.js";
+import { builtinProviderIds, customProvider, loadBuiltinProvider, modelCollection } from "./model-catalog.js";
 
 export interface ResolvedModel {
   model: Model<Api>;
+  /** The collection that serves `model` (the harness option `models`). */
+  models: Models;
   /** Stream options the model needs (API key, headers). */
   requestOptions: Record<string, unknown>;
   scripted?: ScriptedModel;
@@ -34,34 +38,42 @@ export interface ResolvedModel {
  */
 const CLIENT_RETRIES_OFF = { maxRetries: 0 } as const;
 
-export { keyVariable };
-
-function customModel(entry: CustomModelConfig): Model<Api> {
+function customModel(entry: CustomModelConfig, base?: Model<Api>): Model<Api> {
+  // Over a catalogue model, only what the entry says changes (its endpoint, most often):
+  // the catalogue's API, limits, prices and compatibility flags stay.
+  const given = <K extends keyof CustomModelConfig>(key: K) => entry[key] !== undefined;
   return {
+    ...base,
     id: entry.id,
-    name: entry.name ?? entry.id,
-    api: (entry.api ?? "openai-completions") as Api,
+    name: entry.name ?? base?.name ?? entry.id,
+    api: (entry.api ?? base?.api ?? "openai-completions") as Api,
     provider: entry.provider ?? "custom",
     baseUrl: entry.baseUrl,
-    reasoning: entry.reasoning ?? false,
-    input: entry.input ?? ["text"],
+    reasoning: entry.reasoning ?? base?.reasoning ?? false,
+    input: entry.input ?? base?.input ?? ["text"],
     // Prices per million tokens: pi-ai computes `usage.cost` from them, so budgets see the spend.
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...entry.cost },
-    contextWindow: entry.contextWindow ?? 128_000,
-    maxTokens: entry.maxTokens ?? 4_096,
-    ...(entry.headers ? { headers: entry.headers } : {}),
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...base?.cost, ...entry.cost },
+    contextWindow: entry.contextWindow ?? base?.contextWindow ?? 128_000,
+    maxTokens: entry.maxTokens ?? base?.maxTokens ?? 4_096,
+    ...(given("headers") ? { headers: { ...base?.headers, ...entry.headers } } : {}),
+    // The catalogue's own fields, so a model released after this pi-ai can be described.
+    ...(given("compat") ? { compat: { ...base?.compat, ...entry.compat } } : {}),
+    ...(given("thinkingLevelMap") ? { thinkingLevelMap: entry.thinkingLevelMap } : {}),
   } as Model<Api>;
 }
 
-export function resolveModel(
+export { keyVariable };
+
+export async function resolveModel(
   config: ReinConfig,
   options: { script?: ScriptStep[] | undefined } = {},
-): ResolvedModel {
+): Promise<ResolvedModel> {
   const script = options.script ?? (typeof config.model === "object" ? config.model.script : undefined);
   if (script) {
     const scripted = createScriptedModel(script);
     return {
       model: scripted.model as Model<Api>,
+      models: scripted.models,
       requestOptions: {},
       scripted,
       description: `scripted (${script.length} replies)`,
@@ -79,19 +91,29 @@ export function resolveModel(
   );
   if (custom) {
     const requestOptions: Record<string, unknown> = { ...CLIENT_RETRIES_OFF };
-    if (custom.apiKeyEnv) {
-      const key = process.env[custom.apiKeyEnv];
-      if (!key) throw modelError(`no API key for model "${name}"`, `set ${custom.apiKeyEnv}`);
-      requestOptions.apiKey = key;
-    } else {
-      // OpenAI-compatible clients insist on some key; local servers ignore it.
-      requestOptions.apiKey = "rein-no-key";
-    }
     if (custom.temperature !== undefined) requestOptions.temperature = custom.temperature;
+    // An entry whose provider and id name a catalogue model points that model elsewhere
+    // (a gateway, a proxy, a recording server) and keeps its provider's credentials.
+    const builtin =
+      custom.provider && !custom.apiKeyEnv ? await loadBuiltinProvider(custom.provider) : undefined;
+    const base = builtin?.getModels().find((model) => model.id === custom.id);
+    const model = customModel(custom, base);
+    const description = `${base ? `${custom.provider}/${custom.id} at` : "custom endpoint"} ${custom.baseUrl}`;
+    if (builtin && base) {
+      const models = modelCollection(builtin);
+      const auth = await models.getAuth(model).catch(() => undefined);
+      if (!auth)
+        throw modelError(`no API key for provider "${builtin.id}"`, `set ${await keyVariable(builtin)}`);
+      return { model, models, requestOptions, description, endpoint: custom.baseUrl };
+    }
+    const key = custom.apiKeyEnv ? process.env[custom.apiKeyEnv] : undefined;
+    if (custom.apiKeyEnv && !key)
+      throw modelError(`no API key for model "${name}"`, `set ${custom.apiKeyEnv}`);
     return {
-      model: customModel(custom),
+      model,
+      models: modelCollection(await customProvider(model, { variable: custom.apiKeyEnv, value: key })),
       requestOptions,
-      description: `custom endpoint ${custom.baseUrl}`,
+      description,
       endpoint: custom.baseUrl,
     };
   }
@@ -102,22 +124,37 @@ export function resolveModel(
       "run `rein models` to list models",
     );
   }
-  const provider = name.slice(0, slash);
+  const providerId = name.slice(0, slash);
   const id = name.slice(slash + 1);
-  if (!(getProviders() as string[]).includes(provider)) {
+  const provider = await loadBuiltinProvider(providerId);
+  if (!provider) {
+    const known = await builtinProviderIds();
+    const near = closest(providerId, known);
     throw modelError(
-      `unknown provider "${provider}" in model "${name}"`,
-      `known providers: ${getProviders().join(", ")}`,
+      `unknown provider "${providerId}" in model "${name}"${near ? ` (did you mean ${near}?)` : ""}`,
+      `known providers: ${known.join(", ")}`,
     );
   }
-  const model = getModel(provider as never, id as never) as Model<Api> | undefined;
-  if (!model) throw modelError(`unknown model "${name}"`, `run \`rein models --provider ${provider}\``);
-  const apiKey = getEnvApiKey(provider);
-  if (!apiKey) throw modelError(`no API key for provider "${provider}"`, `set ${keyVariable(provider)}`);
+  const models = modelCollection(provider);
+  const model = models.getModel(providerId, id);
+  if (!model) {
+    const near = closest(
+      id,
+      models.getModels(providerId).map((m) => m.id),
+    );
+    throw modelError(
+      `unknown model "${name}"${near ? ` (did you mean ${providerId}/${near}?)` : ""}`,
+      `run \`rein models --provider ${providerId}\``,
+    );
+  }
+  const auth = await models.getAuth(model).catch(() => undefined);
+  if (!auth)
+    throw modelError(`no API key for provider "${providerId}"`, `set ${await keyVariable(provider)}`);
   return {
     model,
-    requestOptions: { apiKey, ...CLIENT_RETRIES_OFF },
-    description: `${provider}/${id}`,
+    models,
+    requestOptions: { ...CLIENT_RETRIES_OFF },
+    description: `${providerId}/${id}`,
     ...(model.baseUrl ? { endpoint: model.baseUrl } : {}),
   };
 }

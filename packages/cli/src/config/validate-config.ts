@@ -3,8 +3,10 @@
  * option (`plugins[2]`, `models[0].baseUrl`), what was expected, and - when the
  * option can be found in the source - the file and line.
  */
+import { THINKING_LEVELS } from "@rein/harness/session";
 import type { ReinConfig } from "@rein/sdk";
 import { configError } from "../errors.js";
+import { CUSTOM_MODEL_APIS } from "./custom-model-apis.js";
 
 /** The config's top-level options. */
 export const CONFIG_OPTIONS = [
@@ -22,7 +24,7 @@ export const CONFIG_OPTIONS = [
   "decisions",
   "approvals",
 ] as const;
-const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
+const THINKING: readonly string[] = THINKING_LEVELS;
 
 export interface ConfigSource {
   file: string | undefined;
@@ -180,6 +182,25 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
       for (const field of ["api", "provider", "name", "apiKeyEnv"] as const) {
         if (entry[field] !== undefined && typeof entry[field] !== "string")
           fail(`models[${i}].${field}`, "a string", entry[field], field);
+      }
+      if (entry.api !== undefined && !(CUSTOM_MODEL_APIS as readonly unknown[]).includes(entry.api))
+        fail(`models[${i}].api`, `one of ${CUSTOM_MODEL_APIS.join(", ")}`, entry.api, "api");
+      for (const field of ["compat", "thinkingLevelMap"] as const) {
+        const value = entry[field];
+        if (value !== undefined && (typeof value !== "object" || value === null || Array.isArray(value)))
+          fail(`models[${i}].${field}`, "an object (pi-ai's catalogue fields)", value, field);
+      }
+      const levels = entry.thinkingLevelMap as Record<string, unknown> | undefined;
+      for (const [level, value] of Object.entries(levels ?? {})) {
+        if (!THINKING.includes(level))
+          fail(
+            `models[${i}].thinkingLevelMap.${level}`,
+            `a thinking level (${THINKING.join(", ")})`,
+            level,
+            level,
+          );
+        if (value !== null && typeof value !== "string")
+          fail(`models[${i}].thinkingLevelMap.${level}`, "a string or null", value, level);
       }
       checkModelOptions(entry, `models[${i}]`, fail);
     }

@@ -6,7 +6,7 @@
  * Invariant: read only; a call with no persisted result (a crash before it was
  * decided) is `unknown`, never guessed.
  */
-import type { UserMessage } from "@mariozechner/pi-ai";
+import type { UserMessage } from "@earendil-works/pi-ai";
 import type {
   AssistantMessage,
   DecisionRecord,

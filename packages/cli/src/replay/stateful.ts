@@ -24,8 +24,8 @@
  * Limit (README): a run that failed at the provider and was retried replays up to
  * the failure.
  */
-import type { AssistantMessageEvent, AssistantMessageEventStream, UserMessage } from "@mariozechner/pi-ai";
-import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import type { AssistantMessageEvent, AssistantMessageEventStream, UserMessage } from "@earendil-works/pi-ai";
+import { createAssistantMessageEventStream } from "@earendil-works/pi-ai";
 import {
   type AnyAgentTool,
   type AssistantMessage,
@@ -76,7 +76,7 @@ function streamOf(message: AssistantMessage): AssistantMessageEventStream {
     const end: AssistantMessageEvent =
       message.stopReason === "error" || message.stopReason === "aborted"
         ? { type: "error", reason: message.stopReason, error: message }
-        : { type: "done", reason: message.stopReason, message };
+        : { type: "done", reason: message.stopReason === "pending" ? "stop" : message.stopReason, message };
     stream.push(end);
   });
   return stream;

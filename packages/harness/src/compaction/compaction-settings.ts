@@ -2,7 +2,7 @@
  * Compaction settings: live config (`AgentHarnessOptions.compaction`,
  * `harness.setCompactionSettings()`), read at every decision point.
  */
-import type { Model } from "@mariozechner/pi-ai";
+import type { Model } from "@earendil-works/pi-ai";
 import { invalidArgument } from "../errors.js";
 
 export interface CompactionSettings {

@@ -13,7 +13,7 @@
  *   signal, transient errors are retried like a run's requests, and a failure
  *   is a `HarnessError` (`compaction`, or `aborted`), never a half summary.
  */
-import { type Context, type Model, streamSimple } from "@mariozechner/pi-ai";
+import type { Context, Model } from "@earendil-works/pi-ai";
 import { abortedError, HarnessError, HarnessErrorCode } from "../errors.js";
 import type { RequestOptions } from "../hooks/hook-types.js";
 import type { StreamFunction } from "../loop/loop-types.js";
@@ -47,7 +47,7 @@ export interface SummarizeOptions {
   inputBudget: number | undefined;
   maxTokens: number;
   signal: AbortSignal;
-  streamFn?: StreamFunction | undefined;
+  streamFn: StreamFunction;
   requestOptions?: RequestOptions | undefined;
   retry?: RetryPolicy | undefined;
   onRetry?(info: {
@@ -199,7 +199,7 @@ async function callModel(options: SummarizeOptions, prompt: string): Promise<str
     systemPrompt: SUMMARY_SYSTEM_PROMPT,
     messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }],
   };
-  const stream = options.streamFn ?? streamSimple;
+  const stream = options.streamFn;
   for (let attempt = 1; ; attempt++) {
     if (options.signal.aborted) throw abortedError("summary aborted");
     const message: AssistantMessage = await stream(options.model, context, {

@@ -27,6 +27,7 @@ import type {
 import { type InFlightCall, PluginDriver } from "../hooks/plugin-driver.js";
 import type { StreamFunction } from "../loop/loop-types.js";
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, resolveRetrySettings } from "../loop/retry.js";
+import { streamThrough } from "../models/builtin-models.js";
 import { refuseWhileParked } from "../session/approvals.js";
 import type { AgentMessage, EntryInput, JournalRunStatus } from "../session/entries.js";
 import type { Session } from "../session/session.js";
@@ -71,7 +72,7 @@ export class AgentHarness extends HarnessConfig {
   private readonly calls: HookCalls;
   private readonly failurePolicy: FailurePolicy;
   private readonly maxStopContinuations: number;
-  private readonly streamFn: StreamFunction | undefined;
+  private readonly streamFn: StreamFunction;
   protected compactionValue: CompactionSettings;
   protected retryValue: RetrySettings;
   private readonly operationHost: OperationHost;
@@ -88,7 +89,7 @@ export class AgentHarness extends HarnessConfig {
     this.config = initialLiveConfig(options);
     this.failurePolicy = { ...DEFAULT_FAILURE_POLICY, ...options.failurePolicy };
     this.maxStopContinuations = options.maxStopContinuations ?? 8;
-    this.streamFn = options.streamFn;
+    this.streamFn = options.streamFn ?? streamThrough(options.models);
     this.compactionValue = resolveCompactionSettings(DEFAULT_COMPACTION_SETTINGS, options.compaction);
     this.retryValue = resolveRetrySettings(DEFAULT_RETRY_SETTINGS, options.retry);
     this.events = new EventBus(this.driver);

@@ -11,7 +11,7 @@
  * - a tap that throws fails the operation with `HarnessError` code `hook`
  *   naming plugin and hook (the hook table's `fail-operation` policy).
  */
-import { isContextOverflow, type Model } from "@mariozechner/pi-ai";
+import { isContextOverflow, type Model } from "@earendil-works/pi-ai";
 import {
   type CompactionSettings,
   compactionThreshold,
@@ -38,7 +38,7 @@ export interface OperationHost {
   // biome-ignore lint/suspicious/noExplicitAny: any provider API.
   model(): Model<any>;
   requestOptions(): Readonly<RequestOptions>;
-  streamFn(): StreamFunction | undefined;
+  streamFn(): StreamFunction;
   compactionSettings(): Readonly<CompactionSettings>;
   /** The live retry policy, `undefined` when retry is disabled. */
   retryPolicy(): RetryPolicy | undefined;

@@ -8,7 +8,7 @@
  * its own snapshot); a change the session records (model, thinking level,
  * active tools) is written at once when idle and pending while busy.
  */
-import type { Model } from "@mariozechner/pi-ai";
+import type { Model } from "@earendil-works/pi-ai";
 import { type CompactionSettings, resolveCompactionSettings } from "../compaction/compaction-settings.js";
 import type { ConfigKey } from "../events/event-types.js";
 import type { RequestOptions } from "../hooks/hook-types.js";

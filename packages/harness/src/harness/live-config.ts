@@ -3,10 +3,10 @@
  * Setters validate and apply at once; they never touch a turn already running,
  * because each turn works from its own snapshot (turn-snapshot.ts).
  */
-import type { Model } from "@mariozechner/pi-ai";
+import type { Model } from "@earendil-works/pi-ai";
 import { invalidArgument } from "../errors.js";
 import type { GateVerdict, RequestOptions, ToolGateCall } from "../hooks/hook-types.js";
-import type { ThinkingLevel } from "../session/entries.js";
+import { THINKING_LEVELS, type ThinkingLevel } from "../session/entries.js";
 import { type AnyAgentTool, TOOL_NAME_PATTERN } from "../tools.js";
 import type { QueueModes } from "./message-queues.js";
 
@@ -23,7 +23,7 @@ export type SystemPromptSource = string | ((input: SystemPromptInput) => string 
 /** The verdict when no gate tap has an opinion: a fixed decision, or one computed per call. */
 export type DefaultToolVerdict = GateVerdict["decision"] | ((call: ToolGateCall) => GateVerdict);
 
-export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+export { THINKING_LEVELS };
 
 export interface LiveConfig {
   // biome-ignore lint/suspicious/noExplicitAny: any provider API.

@@ -7,7 +7,7 @@
  * every change is reported through `onChange`. Each accepted message carries the id
  * of its `queue_push` journal record, so the session can say which ones it consumed.
  */
-import type { UserMessage } from "@mariozechner/pi-ai";
+import type { UserMessage } from "@earendil-works/pi-ai";
 import type { QueueName } from "../events/event-types.js";
 import type { AgentMessage } from "../session/entries.js";
 

@@ -5,7 +5,7 @@
  * Invariant: every problem is an `invalid_argument` naming the option (or the
  * setter) and what was expected, never a TypeError from deep inside.
  */
-import type { Model } from "@mariozechner/pi-ai";
+import type { Model, Models } from "@earendil-works/pi-ai";
 import type { CompactionSettings } from "../compaction/compaction-settings.js";
 import { invalidArgument } from "../errors.js";
 import type { FailurePolicy } from "../hooks/create-hooks.js";
@@ -60,7 +60,13 @@ export interface AgentHarnessOptions {
    * - `none`: left to the OS.
    */
   durability?: Durability;
-  /** Replaces pi-ai's `streamSimple` (tests, proxies). Summaries are written through it too. */
+  /**
+   * The pi-ai model collection requests go through (`createModels()` with the providers
+   * of the models you use; a faux provider in tests). Default: pi-ai's built-in
+   * providers, each loaded on the first request to one of its models.
+   */
+  models?: Models;
+  /** Replaces `models.streamSimple` (tests, proxies). Summaries are written through it too. */
   streamFn?: StreamFunction;
   /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
   compaction?: Partial<CompactionSettings>;
@@ -168,6 +174,10 @@ export const OPTION_RULES: { readonly [K in OptionKey]: OptionRule } = {
     ok: (v) => typeof v === "number" && Number.isInteger(v) && v >= 0,
   },
   durability: { expected: '"save-point", "strict" or "none"', ok: oneOf("save-point", "strict", "none") },
+  models: {
+    expected: "a pi-ai Models collection (createModels())",
+    ok: (v) => isPlainObject(v) && typeof (v as { streamSimple?: unknown }).streamSimple === "function",
+  },
   streamFn: { expected: "a function", ok: (v) => typeof v === "function" },
   compaction: { expected: "an object", ok: isPlainObject },
   retry: { expected: "an object", ok: isPlainObject },

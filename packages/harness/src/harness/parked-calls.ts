@@ -11,7 +11,7 @@
  *   and `toolGate` are not run again: the person's verdict stands for that exact call.
  * - A resume needs every parked open call answered: a pending one refuses (`parked`).
  */
-import type { ToolCall } from "@mariozechner/pi-ai";
+import type { JsonObject, ToolCall } from "@earendil-works/pi-ai";
 import { describeError, invalidArgument, parkedError } from "../errors.js";
 import type { HarnessEvent, ParkedCall } from "../events/event-types.js";
 import { validatedArgs } from "../loop/frozen-args.js";
@@ -133,7 +133,7 @@ export async function answerParkedCall(
   }
   let args: Record<string, unknown>;
   try {
-    args = validatedArgs(tool, { ...call, arguments: park.args });
+    args = validatedArgs(tool, { ...call, arguments: park.args as JsonObject });
   } catch (error) {
     return mismatch(`the approved arguments no longer fit the tool: ${describeError(error)}`);
   }

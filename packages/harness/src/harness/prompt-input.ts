@@ -1,5 +1,5 @@
 /** What `prompt()` accepts, and the user message it becomes. */
-import type { ImageContent, TextContent, UserMessage } from "@mariozechner/pi-ai";
+import type { ImageContent, TextContent, UserMessage } from "@earendil-works/pi-ai";
 import { invalidArgument } from "../errors.js";
 import type { AgentMessage } from "../session/entries.js";
 

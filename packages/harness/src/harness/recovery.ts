@@ -22,7 +22,7 @@
  *   a write that fails is reported as a warning and nothing after it is written, so
  *   the next open repairs the rest.
  */
-import type { Model } from "@mariozechner/pi-ai";
+import type { Model } from "@earendil-works/pi-ai";
 import { describeError } from "../errors.js";
 import type { QueueName } from "../events/event-types.js";
 import type { LoopTurn } from "../loop/loop-types.js";

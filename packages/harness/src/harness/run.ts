@@ -11,7 +11,7 @@
  * after the `turn_end` listeners; tool code runs through the plugin driver and
  * its start and end are journaled around it.
  */
-import type { ToolCall } from "@mariozechner/pi-ai";
+import type { ToolCall } from "@earendil-works/pi-ai";
 import { estimateFixedTokens } from "../compaction/token-estimate.js";
 import { HarnessError, isHarnessError } from "../errors.js";
 import type { HarnessEvent, ParkedCall, RunOutcome } from "../events/event-types.js";
@@ -71,7 +71,7 @@ export interface RunPort {
   readonly writer: SessionWriter;
   readonly driver: PluginDriver;
   readonly operations: OperationHost;
-  streamFn(): StreamFunction | undefined;
+  streamFn(): StreamFunction;
   retryPolicy(): RetryPolicy | undefined;
   maxStopContinuations(): number;
   /** Delivers an event to listeners (in order); resolves when they all ran. */
@@ -181,6 +181,7 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   };
   const config: AgentLoopConfig = {
     runId: run.runId,
+    streamFn: port.streamFn(),
     signal,
     emit: (event) => dispatch(port, run, event),
     prepareTurn: () => takeSnapshot(port, run),
@@ -217,8 +218,6 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
       return [toUserMessage(answer.message)];
     },
   };
-  const streamFn = port.streamFn();
-  if (streamFn) config.streamFn = streamFn;
   // A hook nobody tapped costs nothing per turn: its loop callback is left out.
   if (calls.tapped("beforeRequest")) {
     config.beforeRequest = (_turn, request) => calls.waterfall("beforeRequest", request, signal);

@@ -18,7 +18,7 @@
  * the deciding deny are asked too and leave `consulted: false` steps; their
  * answers never change the decision (explain-gate.ts).
  */
-import type { ToolCall } from "@mariozechner/pi-ai";
+import type { JsonObject, ToolCall } from "@earendil-works/pi-ai";
 import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { runBail, runToolGate, runWaterfall } from "../hooks/create-hooks.js";
@@ -141,7 +141,7 @@ async function decide(
     );
     if (rewritten.args !== args) {
       try {
-        args = validatedArgs(tool, { ...call, arguments: rewritten.args });
+        args = validatedArgs(tool, { ...call, arguments: rewritten.args as JsonObject });
       } catch (error) {
         return refuseWith(env, call, rewritten.args, trail, {
           decision: "deny",

@@ -2,7 +2,7 @@
  * Payloads, contexts and results of every decision hook. The hook table
  * (hook-table.ts) pairs each hook with these shapes; SDK types derive from there.
  */
-import type { Model, UserMessage } from "@mariozechner/pi-ai";
+import type { Model, UserMessage } from "@earendil-works/pi-ai";
 import type {
   AgentMessage,
   AssistantMessage,

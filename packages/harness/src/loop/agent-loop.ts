@@ -18,12 +18,16 @@
 import { describeError, isHarnessError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { shortId } from "../ids.js";
+import { streamThrough } from "../models/builtin-models.js";
 import type { AgentMessage, AssistantMessage, RecordedToolResult } from "../session/entries.js";
-import type { AgentLoopConfig, LoopResult, LoopTurn } from "./loop-types.js";
+import type { AgentLoopConfig, LoopConfig, LoopResult, LoopTurn } from "./loop-types.js";
 import { failureMessage, requestAssistant } from "./stream-assistant.js";
 import { runToolCalls } from "./tool-calls.js";
 
-export async function runAgentLoop(prompts: AgentMessage[], config: AgentLoopConfig): Promise<LoopResult> {
+export async function runAgentLoop(prompts: AgentMessage[], given: AgentLoopConfig): Promise<LoopResult> {
+  const config: LoopConfig = given.streamFn
+    ? (given as LoopConfig)
+    : { ...given, streamFn: streamThrough(undefined) };
   const runId = config.runId ?? shortId();
   const signal = config.signal ?? new AbortController().signal;
   const produced: AgentMessage[] = [];

@@ -5,7 +5,7 @@
  * (a change must be a rewrite, which is validated again). The tool itself gets
  * a mutable copy of the decided arguments.
  */
-import { validateToolArguments } from "@mariozechner/pi-ai";
+import { validateToolArguments } from "@earendil-works/pi-ai";
 
 /** Freezes `value` and every object and array inside it, in place. */
 export function deepFreeze<T>(value: T): T {

@@ -3,7 +3,7 @@
  * how tool calls are validated and executed, and when the next turn starts; the
  * caller owns persistence, plugins and config (spec "Layers").
  */
-import type { Model, streamSimple, ToolCall } from "@mariozechner/pi-ai";
+import type { Model, Models, ToolCall } from "@earendil-works/pi-ai";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { RequestOptions, RetryDecision, RetryRequest, ToolResultPayload } from "../hooks/hook-types.js";
 import type { AgentMessage, AssistantMessage, DecisionRecord, ThinkingLevel } from "../session/entries.js";
@@ -47,7 +47,11 @@ export type ToolCallPlan =
       decision?: undefined;
     };
 
-export type StreamFunction = typeof streamSimple;
+/**
+ * One model request: pi-ai's `Models.streamSimple` (the system prompt and tools ride in
+ * the context; pi-ai turns them into its leading system message).
+ */
+export type StreamFunction = Models["streamSimple"];
 
 export interface LoopHooks {
   /** May transform the request's messages and options (never model or tools). */
@@ -112,9 +116,13 @@ export interface LoopHooks {
   recoverTurn?(message: AssistantMessage, turn: LoopTurn): Promise<boolean>;
 }
 
+/** The loop's config once its defaults are applied (the stream function is always set). */
+export type LoopConfig = AgentLoopConfig & { streamFn: StreamFunction };
+
 export interface AgentLoopConfig extends LoopHooks {
   runId?: string;
   signal?: AbortSignal;
+  /** How each request is made. Default: pi-ai's built-in providers (see AgentHarnessOptions.models). */
   streamFn?: StreamFunction;
   /**
    * Transient provider errors (rate limit, overload, network) are retried within

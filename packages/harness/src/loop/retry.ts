@@ -7,7 +7,7 @@
  * (the first call included); the backoff between attempts is exponential with
  * jitter, capped by `maxDelayMs`, and ends at once when the signal aborts.
  */
-import { isContextOverflow, type Model } from "@mariozechner/pi-ai";
+import { isContextOverflow, type Model } from "@earendil-works/pi-ai";
 import { invalidArgument } from "../errors.js";
 import type { AssistantMessage } from "../session/entries.js";
 

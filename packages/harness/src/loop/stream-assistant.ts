@@ -3,10 +3,10 @@
  * always returns a closed assistant message (pi-ai turns provider failures and
  * aborts into `stopReason: "error" | "aborted"`).
  */
-import { type Context, streamSimple } from "@mariozechner/pi-ai";
+import type { Context } from "@earendil-works/pi-ai";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { AssistantMessage, Message } from "../session/entries.js";
-import type { AgentLoopConfig, LoopTurn } from "./loop-types.js";
+import type { LoopConfig, LoopTurn } from "./loop-types.js";
 import { isTransientError, retryDelay, sleepUnlessAborted } from "./retry.js";
 
 export interface StreamOutcome {
@@ -17,7 +17,7 @@ export interface StreamOutcome {
 
 export async function streamAssistant(
   turn: LoopTurn,
-  config: AgentLoopConfig,
+  config: LoopConfig,
   signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
 ): Promise<StreamOutcome> {
@@ -38,7 +38,7 @@ export async function streamAssistant(
   };
   let hookFailure: unknown;
   const onPayload = config.onPayload;
-  const response = (config.streamFn ?? streamSimple)(turn.model, context, {
+  const response = config.streamFn(turn.model, context, {
     ...request.options,
     signal,
     sessionId: turn.sessionId,
@@ -86,7 +86,7 @@ export async function streamAssistant(
  */
 export async function requestAssistant(
   turn: LoopTurn,
-  config: AgentLoopConfig,
+  config: LoopConfig,
   signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
   runId: string,

@@ -15,7 +15,7 @@
  * so it and the calls after it get no result now (they are not even decided); the
  * calls before it run as usual and the outcome says `parked`.
  */
-import type { ToolCall } from "@mariozechner/pi-ai";
+import type { JsonValue, ToolCall } from "@earendil-works/pi-ai";
 import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import type { ToolResultPayload } from "../hooks/hook-types.js";
@@ -101,7 +101,8 @@ export async function runToolCalls(
       toolCallId: call.id,
       toolName: call.name,
       content: final.content,
-      details: final.details,
+      // Persisted as JSON, so details are JSON by contract (pi-ai types them so).
+      details: final.details as JsonValue,
       isError: final.isError,
       timestamp: Date.now(),
     };

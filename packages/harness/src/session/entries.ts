@@ -11,10 +11,10 @@
 import type {
   AssistantMessage,
   ImageContent,
-  Message,
   TextContent,
   ToolResultMessage,
-} from "@mariozechner/pi-ai";
+  UserMessage,
+} from "@earendil-works/pi-ai";
 
 /** Who decided a tool call's fate, and why. Carried by `tool_decision` events and persisted tool results. */
 export interface DecisionRecord {
@@ -63,12 +63,21 @@ export interface RecordedToolResult extends ToolResultMessage {
   decision?: DecisionRecord;
 }
 
+/**
+ * A message of the conversation. pi-ai's `Message` also has system messages; Rein keeps
+ * the system prompt and the tools in the turn snapshot instead, and hands them to pi-ai
+ * as the request's context, so a session never holds one.
+ */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
 /** Every message the harness persists and sends to the model. */
 export type AgentMessage = Message | RecordedToolResult;
 
-export type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage };
+export type { AssistantMessage, ImageContent, TextContent, ToolResultMessage, UserMessage };
 
-export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+/** pi-ai's thinking levels, in order; `xhigh` and `max` only where the model offers them. */
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
 interface EntryBase {
   id: string;

@@ -38,6 +38,7 @@ export {
   type SessionHeader,
   type SessionInfoEntry,
   type StoredEntry,
+  THINKING_LEVELS,
   type ThinkingLevel,
   type ThinkingLevelChangeEntry,
 } from "./entries.js";

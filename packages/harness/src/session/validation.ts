@@ -12,7 +12,11 @@
  * `branch_summary.fromId`) may point outside the file, because a fork copies one
  * branch and leaves everything off that branch behind.
  */
-import { SESSION_FORMAT_VERSION, type StoredEntry } from "./entries.js";
+import {
+  SESSION_FORMAT_VERSION,
+  type StoredEntry,
+  THINKING_LEVELS as THINKING_LEVEL_LIST,
+} from "./entries.js";
 import {
   isFiniteNumber,
   isObject,
@@ -30,7 +34,7 @@ const isNode = (entry: StoredEntry | undefined) =>
 
 type Fields = Record<string, unknown>;
 
-const THINKING_LEVELS = new Set(["off", "minimal", "low", "medium", "high", "xhigh"]);
+const THINKING_LEVELS: ReadonlySet<string> = new Set(THINKING_LEVEL_LIST);
 
 const isStringArray = (value: unknown) =>
   Array.isArray(value) && value.every((item) => typeof item === "string");

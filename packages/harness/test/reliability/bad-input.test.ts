@@ -15,7 +15,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type } from "@mariozechner/pi-ai";
+import { createModels, fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HarnessError } from "../../src/errors.js";
 import { AgentHarness, type AgentHarnessOptions } from "../../src/harness/agent-harness.js";
@@ -32,15 +33,17 @@ const cases = Number(process.env.REIN_FUZZ_CASES ?? 6000);
 const seed = Number(process.env.REIN_FUZZ_SEED ?? Math.floor(Math.random() * 1e9));
 
 let work: string;
-const faux = registerFauxProvider({ tokenSize: { min: 50, max: 50 } });
+const faux = fauxProvider({ tokenSize: { min: 50, max: 50 } });
 const model = faux.getModel();
+const models = createModels();
+models.setProvider(faux.provider);
 const replyAlways = (context: { messages: unknown[] }) => respond(context, pi);
 
 beforeAll(() => {
   work = tempDir("rein-fuzz-");
 });
 afterAll(() => {
-  faux.unregister();
+  faux.setResponses([]);
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
@@ -51,7 +54,7 @@ async function corpus(): Promise<Buffer[]> {
   const scripted = path.join(work, "scripted.jsonl");
   const session = Session.create(JsonlStorage.create(scripted, createSessionHeader({ cwd: work })));
   faux.setResponses(Array.from({ length: 32 }, () => replyAlways));
-  const harness = new AgentHarness({ session, model, tools: crashTools(pi) });
+  const harness = new AgentHarness({ session, model, models, tools: crashTools(pi) });
   await runScript(harness, () => undefined);
   harness.nextTurn("left queued");
   session.close();
@@ -358,7 +361,7 @@ describe("bad input", () => {
         const session = Session.open(JsonlStorage.open(file));
         try {
           faux.setResponses(Array.from({ length: 8 }, () => replyAlways));
-          const harness = new AgentHarness({ session, model, tools: crashTools(pi) });
+          const harness = new AgentHarness({ session, model, models, tools: crashTools(pi) });
           session.buildContext();
           session.branch();
           session.children(null);
@@ -489,7 +492,7 @@ describe("bad input", () => {
     const session = Session.create(
       JsonlStorage.create(path.join(work, "tools.jsonl"), createSessionHeader()),
     );
-    const harness = new AgentHarness({ session, model });
+    const harness = new AgentHarness({ session, model, models });
     const fields = [
       "name",
       "description",

@@ -35,7 +35,7 @@ async function sessionFile(name: string): Promise<string> {
   const file = path.join(work, `${name}.jsonl`);
   const session = Session.create(JsonlStorage.create(file, createSessionHeader()));
   const scripted = scriptedModel();
-  const harness = new AgentHarness({ session, model: scripted.model });
+  const harness = new AgentHarness({ session, model: scripted.model, models: scripted.collection });
   scripted.script([reply("hi")]);
   await harness.prompt("hello");
   session.close();

@@ -18,7 +18,8 @@
  */
 import fs from "node:fs";
 import { pathToFileURL } from "node:url";
-import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type } from "@mariozechner/pi-ai";
+import { createModels, fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
 import { AgentHarness, createSessionHeader, JsonlStorage, Session } from "../../dist/index.js";
 import { crashTools, respond, runResume, runScript } from "./crash-scenario.mjs";
 
@@ -28,7 +29,9 @@ const kill = job.kill;
 const say = (line) => fs.writeSync(1, `${line}\n`);
 const die = () => process.kill(process.pid, "SIGKILL");
 
-const faux = registerFauxProvider({ tokenSize: { min: 50, max: 50 } });
+const faux = fauxProvider({ tokenSize: { min: 50, max: 50 } });
+const models = createModels();
+models.setProvider(faux.provider);
 const pi = { fauxAssistantMessage, fauxToolCall, Type };
 const reply = (context) => respond(context, pi);
 faux.setResponses(Array.from({ length: 64 }, () => reply));
@@ -75,7 +78,7 @@ storage.append = (entry) => {
 
 const session = Session.open(storage);
 say(`session ${session.id}`);
-const harness = new AgentHarness({ session, model: faux.getModel(), tools: crashTools(pi) });
+const harness = new AgentHarness({ session, model: faux.getModel(), models, tools: crashTools(pi) });
 let events = 0;
 harness.subscribe(() => {
   events++;

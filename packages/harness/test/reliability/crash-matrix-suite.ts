@@ -14,7 +14,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type } from "@mariozechner/pi-ai";
+import { createModels, fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
 import { afterAll, beforeAll } from "vitest";
 import { AgentHarness } from "../../src/harness/agent-harness.js";
 import type { SessionEntry } from "../../src/session/entries.js";
@@ -165,13 +166,15 @@ export function crashMatrix(backend: CrashBackend): { count: number; run(): Prom
   });
 
   async function openWithHarness(place: string, sessionId: string) {
-    const faux = registerFauxProvider({ tokenSize: { min: 50, max: 50 } });
+    const faux = fauxProvider({ tokenSize: { min: 50, max: 50 } });
+    const models = createModels();
+    models.setProvider(faux.provider);
     faux.setResponses(
       Array.from({ length: 32 }, () => (context: { messages: unknown[] }) => respond(context, pi)),
     );
     const session = await backend.open(place, sessionId);
-    const harness = new AgentHarness({ session, model: faux.getModel(), tools: crashTools(pi) });
-    return { session, harness, dispose: () => faux.unregister() };
+    const harness = new AgentHarness({ session, model: faux.getModel(), models, tools: crashTools(pi) });
+    return { session, harness, dispose: () => faux.setResponses([]) };
   }
 
   async function goldenRun(): Promise<Golden> {

@@ -5,14 +5,14 @@
  * `failed <code> <message>` and exits 3.
  */
 import fs from "node:fs";
-import { registerFauxProvider } from "@mariozechner/pi-ai";
+import { fauxProvider } from "@earendil-works/pi-ai";
 import { AgentHarness, JsonlStorage, Session } from "../../dist/index.js";
 
 const [file, hold] = process.argv.slice(2);
 const say = (line) => fs.writeSync(1, `${line}\n`);
 try {
   const session = Session.open(JsonlStorage.open(file));
-  new AgentHarness({ session, model: registerFauxProvider().getModel() });
+  new AgentHarness({ session, model: fauxProvider().getModel() });
   say(`opened ${process.pid}`);
   if (hold === "hold") setInterval(() => {}, 60_000);
   else session.close();

@@ -71,7 +71,7 @@ describe("plugin faults", () => {
       };
       const f = fixture({
         tools: [tool],
-        streamFn: withPayload,
+        streamFn: withPayload(() => f.scripted.collection),
         compaction: { keepRecentTokens: 16 },
         retry: { baseDelayMs: 0 },
       });

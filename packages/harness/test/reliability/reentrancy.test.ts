@@ -6,7 +6,7 @@
  * (every queued message and write lands exactly once), and structural operations
  * called from inside a run reject `busy` without re-entering.
  */
-import type { Context } from "@mariozechner/pi-ai";
+import type { Context } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
 import type { EventType, HarnessEvent } from "../../src/events/event-types.js";
 import type { AgentHarness } from "../../src/harness/agent-harness.js";
@@ -36,7 +36,11 @@ function reentrantFixture(hook?: HookName) {
       return execute(args, context);
     },
   };
-  const f = fixture({ tools: [tool], streamFn: withPayload, retry: { baseDelayMs: 0 } });
+  const f = fixture({
+    tools: [tool],
+    streamFn: withPayload(() => f.scripted.collection),
+    retry: { baseDelayMs: 0 },
+  });
   const steps = Array.from({ length: 60 }, () => model);
   f.scripted.script(hook === "beforeRetry" ? [providerError("overloaded"), ...steps] : steps);
   return f;

@@ -12,9 +12,9 @@ import {
   type Context,
   createAssistantMessageEventStream,
   type Model,
+  type Models,
   type SimpleStreamOptions,
-  streamSimple,
-} from "@mariozechner/pi-ai";
+} from "@earendil-works/pi-ai";
 import { expect } from "vitest";
 import type { StreamFunction } from "../../src/loop/loop-types.js";
 import type { Session } from "../../src/session/session.js";
@@ -186,41 +186,41 @@ export function expectConsistent(session: Session): void {
   expect(sessionProblems(session)).toEqual([]);
 }
 
-/** pi-ai's faux provider never builds a payload: this stream asks `onPayload` first, as real providers do. */
-export const withPayload: StreamFunction = ((
-  model: Model<never>,
-  context: Context,
-  options?: SimpleStreamOptions,
-) => {
-  const out = createAssistantMessageEventStream();
-  void (async () => {
-    try {
-      await options?.onPayload?.({ model: model.id, messages: context.messages.length }, model);
-    } catch (error) {
-      const message: AssistantMessage = {
-        role: "assistant",
-        content: [],
-        api: model.api,
-        provider: model.provider,
-        model: model.id,
-        usage: {
-          input: 0,
-          output: 0,
-          cacheRead: 0,
-          cacheWrite: 0,
-          totalTokens: 0,
-          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-        },
-        stopReason: "error",
-        errorMessage: error instanceof Error ? error.message : String(error),
-        timestamp: Date.now(),
-      };
-      out.push({ type: "error", reason: "error", error: message });
-      out.end(message);
-      return;
-    }
-    for await (const event of streamSimple(model, context, options)) out.push(event);
-    out.end();
-  })();
-  return out;
-}) as unknown as StreamFunction;
+/**
+ * pi-ai's faux provider never builds a payload: this stream asks `onPayload` first, as
+ * real providers do, then streams through `models()` (the fixture's collection).
+ */
+export const withPayload = (models: () => Models): StreamFunction =>
+  ((model: Model<never>, context: Context, options?: SimpleStreamOptions) => {
+    const out = createAssistantMessageEventStream();
+    void (async () => {
+      try {
+        await options?.onPayload?.({ model: model.id, messages: context.messages.length }, model);
+      } catch (error) {
+        const message: AssistantMessage = {
+          role: "assistant",
+          content: [],
+          api: model.api,
+          provider: model.provider,
+          model: model.id,
+          usage: {
+            input: 0,
+            output: 0,
+            cacheRead: 0,
+            cacheWrite: 0,
+            totalTokens: 0,
+            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+          },
+          stopReason: "error",
+          errorMessage: error instanceof Error ? error.message : String(error),
+          timestamp: Date.now(),
+        };
+        out.push({ type: "error", reason: "error", error: message });
+        out.end(message);
+        return;
+      }
+      for await (const event of models().streamSimple(model, context, options)) out.push(event);
+      out.end();
+    })();
+    return out;
+  }) as unknown as StreamFunction;

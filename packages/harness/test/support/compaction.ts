@@ -2,7 +2,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type Context, fauxAssistantMessage, Type } from "@mariozechner/pi-ai";
+import { type Context, fauxAssistantMessage } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
 import { SUMMARY_SYSTEM_PROMPT } from "../../src/compaction/summarize.js";
 import type { AgentMessage } from "../../src/session/entries.js";
 import type { AnyAgentTool } from "../../src/tools.js";

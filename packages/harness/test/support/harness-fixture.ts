@@ -1,5 +1,5 @@
 /** Builds a harness on an in-memory session with a scripted model, and records its events. */
-import { Type } from "@mariozechner/pi-ai";
+import { Type } from "typebox";
 import type { HarnessEvent } from "../../src/events/event-types.js";
 import { AgentHarness, type AgentHarnessOptions } from "../../src/harness/agent-harness.js";
 import { MemoryStorage } from "../../src/session/memory-storage.js";
@@ -13,7 +13,12 @@ export function fixture(
 ) {
   const scripted = scriptedModel(model);
   const session = options.session ?? Session.create(new MemoryStorage());
-  const harness = new AgentHarness({ model: scripted.model, ...options, session });
+  const harness = new AgentHarness({
+    model: scripted.model,
+    models: scripted.collection,
+    ...options,
+    session,
+  });
   const events: HarnessEvent[] = [];
   harness.subscribe((event) => {
     events.push(event);

@@ -32,7 +32,10 @@ import { loadPlugins, type PluginHost, type PluginHostEntry } from "../plugin-ho
 import { createScriptedModel, type RecordedRequest, type ScriptStep } from "../scripted-model.js";
 
 /** Harness settings a test may choose; session and model are the kit's. */
-export type TestHarnessConfig = Omit<AgentHarnessOptions, "session" | "model" | "tools" | "streamFn">;
+export type TestHarnessConfig = Omit<
+  AgentHarnessOptions,
+  "session" | "model" | "models" | "tools" | "streamFn"
+>;
 
 export interface TestHarnessOptions {
   /** Plugins and tool packs, loaded in order (as `loadPlugins`). */
@@ -84,6 +87,7 @@ export async function createTestHarness(options: TestHarnessOptions = {}): Promi
       ...options.config,
       session,
       model: scripted.model,
+      models: scripted.models,
       tools: options.tools ?? [],
     });
     // Subscribed before plugins load, so events their setup causes are seen too.
