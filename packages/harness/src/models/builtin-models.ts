@@ -70,5 +70,10 @@ export class BuiltinModels {
 /** The stream function of a harness: through `models` when given, else the built-in providers. */
 export function streamThrough(models: Models | undefined): StreamFunction {
   if (models) return (model, context, options) => models.streamSimple(model, context, options);
-  return new BuiltinModels().stream;
+  // Made on the first request: a harness that never calls a model (inspection, replay) pays nothing.
+  let builtin: BuiltinModels | undefined;
+  return (model, context, options) => {
+    builtin ??= new BuiltinModels();
+    return builtin.stream(model, context, options);
+  };
 }
