@@ -50,6 +50,11 @@ describe("credential variables come from pi-ai's lookup", () => {
         ["AWS_BEARER_TOKEN_BEDROCK"],
       ]),
     );
+    // Read all at once and needed together: one way of three variables.
+    expect(await keyVariable("cloudflare-ai-gateway")).toBe(
+      "CLOUDFLARE_API_KEY + CLOUDFLARE_ACCOUNT_ID + CLOUDFLARE_GATEWAY_ID",
+    );
+    expect(await keyVariable("cloudflare-workers-ai")).toBe("CLOUDFLARE_API_KEY + CLOUDFLARE_ACCOUNT_ID");
     expect(await keyVariable("huggingface")).toBe("HF_TOKEN");
     expect(await keyVariable("google")).toBe("GEMINI_API_KEY");
     expect(await keyVariable("anthropic")).toContain("ANTHROPIC_API_KEY");

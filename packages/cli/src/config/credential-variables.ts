@@ -13,6 +13,9 @@
 import { type AuthContext, createModels, type Provider } from "@earendil-works/pi-ai";
 import { loadBuiltinProvider } from "@rein/harness";
 
+/** How many times a way may grow by the variables its last probe read. */
+const MAX_PARTNER_ROUNDS = 4;
+
 interface Probe {
   found: boolean;
   reads: string[];
@@ -48,16 +51,33 @@ export async function credentialVariables(provider: Provider): Promise<string[][
   const first = (await probe(provider, {})).reads;
   const ways: string[][] = [];
   for (const name of first) {
-    const alone = await probe(provider, { [name]: "set" });
-    if (alone.found) {
-      ways.push([name]);
-      continue;
+    // Variables read only once `name` is set are its partners (AWS_SECRET_ACCESS_KEY after
+    // AWS_ACCESS_KEY_ID; a gateway's account and gateway ids after its key), found a few at a time.
+    const way = [name];
+    for (let round = 0; round < MAX_PARTNER_ROUNDS; round++) {
+      const result = await probe(provider, Object.fromEntries(way.map((n) => [n, "set"])));
+      if (result.found) {
+        ways.push(way);
+        break;
+      }
+      const partners = result.reads.filter((read) => !first.includes(read) && !way.includes(read));
+      if (partners.length === 0) break;
+      way.push(...partners);
     }
-    // Read only once `name` is set: its partners (AWS_SECRET_ACCESS_KEY after AWS_ACCESS_KEY_ID).
-    const partners = alone.reads.filter((read) => !first.includes(read));
-    if (partners.length === 0) continue;
-    const together = Object.fromEntries([name, ...partners].map((n) => [n, "set"]));
-    if ((await probe(provider, together)).found) ways.push([name, ...partners]);
+  }
+  if (ways.length === 0 && first.length > 1) {
+    // Read from the start but needed together (a gateway's key, account id and gateway id):
+    // all of them, less each one that turns out not to be needed.
+    const way = [...first];
+    const found = async (names: string[]) =>
+      (await probe(provider, Object.fromEntries(names.map((n) => [n, "set"])))).found;
+    if (await found(way)) {
+      for (const name of first) {
+        const without = way.filter((n) => n !== name);
+        if (without.length > 0 && (await found(without))) way.splice(way.indexOf(name), 1);
+      }
+      ways.push(way);
+    }
   }
   return ways;
 }
