@@ -15,7 +15,9 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
-import { type Db, PgBoss } from "pg-boss";
+// Types only: pg-boss (with its OpenTelemetry, cron and rrule dependencies, ~110 ms to
+// import on a quiet 2-core machine) loads when a queue is opened, not with @rein/cli.
+import type { Db, PgBoss } from "pg-boss";
 
 export const PROMPT_QUEUE = "rein-prompts";
 
@@ -57,6 +59,7 @@ const MAX_PAYLOAD = 7_500;
 export async function openQueue(url: string, settings: QueueSettings = {}): Promise<PgBoss> {
   const client = settings.role === "client";
   const checkSeconds = settings.maintenanceIntervalSeconds ?? 60;
+  const { PgBoss } = await import("pg-boss");
   const boss = new PgBoss({
     connectionString: url,
     schema: QUEUE_SCHEMA,
