@@ -173,6 +173,48 @@ describe("a queue left by pg-boss 10", { timeout: 120_000 }, () => {
     }
   });
 
+  it("a worker whose database role cannot read the pgboss schema warns and starts anyway", async () => {
+    const url = await createDatabase(postgres.url, "rein_legacy_perm");
+    databases.push(url);
+    const old = await legacyBoss(url);
+    await old.stop({ graceful: false, wait: true, timeout: 1_000 });
+    const role = `rein_limited_${randomUUID().slice(0, 8)}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const database = new URL(url).pathname.slice(1);
+    try {
+      // May create Rein's own schema, may not look into pg-boss 10's.
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      await admin.query(`GRANT CREATE ON DATABASE "${database}" TO ${role}`);
+      const limited = new URL(url);
+      limited.username = role;
+      const dir = project({ "rein.config.ts": scriptedConfig(["hi"]) });
+      const worker = spawnRein(["worker", "--db", limited.toString(), "--poll", "0.5"], dir);
+      spawned.push(worker);
+      let stderr = "";
+      worker.stderr?.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const exit = new Promise((resolve) => worker.on("exit", (code) => resolve(code)));
+      await until("the worker to be ready", () => stderr.includes("ready"), 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}\n${stderr}`);
+      });
+      expect(stderr).toContain(
+        "could not look for a pg-boss 10 queue (schema pgboss): permission denied for schema pgboss",
+      );
+      worker.kill("SIGTERM");
+      expect(await exit).toBe(0);
+    } finally {
+      // The role owns Rein's schema in that database: the database goes first.
+      await admin.end();
+      await dropDatabase(url).catch(() => undefined);
+      const server = new pg.Client({ connectionString: postgres.url });
+      await server.connect();
+      await server.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+      await server.end();
+    }
+  });
+
   it("moveLegacyJobs is a no-op without a pg-boss 10 schema, and a second worker's move finds nothing left", async () => {
     const url = await createDatabase(postgres.url, "rein_legacy_none");
     databases.push(url);

@@ -76,7 +76,13 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     expireInSeconds: expire,
     maintenanceIntervalSeconds: Math.max(1, Math.min(60, Math.floor(expire / 2))),
   });
-  const moved = await moveLegacyJobs(url, boss);
+  // Best effort: a schema this role may not read (another application's) must not stop the worker.
+  const moved = await moveLegacyJobs(url, boss).catch((error: Error) => {
+    log(
+      `could not look for a pg-boss 10 queue (schema pgboss): ${error.message}; prompt jobs waiting there, if any, were not moved`,
+    );
+    return 0;
+  });
   if (moved > 0)
     log(`moved ${moved} waiting prompt job(s) from the pg-boss 10 queue (schema pgboss) to this one`);
   const client = new pg.Client({ connectionString: url });
