@@ -14,7 +14,12 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { openQueue, submitPrompt } from "../../packages/cli/dist/worker/prompt-queue.js";
+import {
+  closeQueue,
+  openQueue,
+  QUEUE_SCHEMA,
+  submitPrompt,
+} from "../../packages/cli/dist/worker/prompt-queue.js";
 import pg from "../../packages/cli/node_modules/pg/lib/index.js";
 import { SessionStore } from "../../packages/harness/dist/index.js";
 import { createDatabase, dropDatabase, startPostgres } from "../../packages/test-postgres/dist/index.js";
@@ -55,7 +60,7 @@ async function once(serverUrl, workers, jobs) {
   const children = [];
   try {
     // The queue exists before workers poll it.
-    (await openQueue(url)).stop({ graceful: false, wait: true, timeout: 1_000 });
+    await closeQueue(await openQueue(url));
     const ready = [];
     for (let i = 0; i < workers; i++) {
       const child = spawn(process.execPath, [REIN, "worker", "--db", url, "--poll", "0.5"], {
@@ -85,12 +90,12 @@ async function once(serverUrl, workers, jobs) {
     while (done < jobs) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       const result = await client.query(
-        "SELECT count(*)::int AS n FROM pgboss.job WHERE state = 'completed'",
+        `SELECT count(*)::int AS n FROM ${QUEUE_SCHEMA}.job WHERE state = 'completed'`,
       );
       done = result.rows[0].n;
     }
     const seconds = (now() - started) / 1000;
-    await boss.stop({ graceful: false, wait: true, timeout: 1_000 });
+    await closeQueue(boss);
     await client.end();
     return jobs / seconds;
   } finally {

@@ -15,7 +15,7 @@
  *   Open it before posting a prompt to see the whole run.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { followSession, openQueue, submitPrompt } from "@rein/cli";
+import { closeQueue, followSession, openQueue, submitPrompt } from "@rein/cli";
 import { isHarnessError, SessionStore } from "@rein/harness";
 import { PostgresSessionStore } from "@rein/store-postgres";
 
@@ -128,6 +128,6 @@ export async function createQueueServer(options: QueueServerOptions): Promise<Se
       else reply(response, 500, { error: (error as Error).message });
     });
   });
-  server.on("close", () => void boss.stop({ graceful: false, wait: false }));
+  server.on("close", () => void closeQueue(boss));
   return server;
 }

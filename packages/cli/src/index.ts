@@ -6,10 +6,13 @@ export { cacheDir } from "./config/module-loader.js";
 export { keyVariable, type ResolvedModel, resolveModel } from "./config/resolve-model.js";
 export { CliError, CliErrorCode, ExitCode } from "./errors.js";
 export {
+  closeQueue,
   followSession,
+  moveLegacyJobs,
   openQueue,
   PROMPT_QUEUE,
   type PromptJob,
+  QUEUE_SCHEMA,
   type QueueNotice,
   type QueueSettings,
   sessionChannel,

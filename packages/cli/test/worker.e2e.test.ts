@@ -14,7 +14,7 @@ import { JsonlStorage, Session, SessionStore } from "@rein/harness";
 import { PostgresSessionStore } from "@rein/store-postgres";
 import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "@rein/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openQueue, submitPrompt } from "../src/worker/prompt-queue.js";
+import { closeQueue, openQueue, submitPrompt } from "../src/worker/prompt-queue.js";
 import { REQUEST_ENTRY } from "../src/worker/session-jobs.js";
 import { cleanup, project, rein, scriptedConfig, spawnRein } from "./support/rein-process.js";
 
@@ -250,7 +250,7 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
 
     const boss = await openQueue(queue, { role: "client" });
     for (const sessionId of ids) await submitPrompt(boss, { sessionId, prompt: "mark twice" });
-    await boss.stop({ graceful: false, wait: true, timeout: 1_000 });
+    await closeQueue(boss);
 
     // Kill the first worker while one of its tool calls is running (started, not ended).
     const victim = workers[0] as Worker;

@@ -10,7 +10,13 @@ import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
-import { followSession, openQueue, type QueueNotice, submitPrompt } from "../worker/prompt-queue.js";
+import {
+  closeQueue,
+  followSession,
+  openQueue,
+  type QueueNotice,
+  submitPrompt,
+} from "../worker/prompt-queue.js";
 import { queueUrl } from "./worker.js";
 
 export interface SubmitOptions {
@@ -67,7 +73,7 @@ export async function submitCommand(
   try {
     requestId = await submitPrompt(boss, { sessionId, prompt });
   } finally {
-    await boss.stop({ graceful: false, wait: true, timeout: 1_000 });
+    await closeQueue(boss);
   }
   term.err.write(`submitted request ${requestId} for session ${sessionId}\n`);
   if (!follower) {

@@ -13,12 +13,18 @@
  */
 import type { AgentHarness } from "@rein/harness";
 import pg from "pg";
-import type PgBoss from "pg-boss";
+import type { Job } from "pg-boss";
 import { sessionBackend } from "../agent/session-backend.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
-import { openQueue, PROMPT_QUEUE, type PromptJob, submitPrompt } from "../worker/prompt-queue.js";
+import {
+  moveLegacyJobs,
+  openQueue,
+  PROMPT_QUEUE,
+  type PromptJob,
+  submitPrompt,
+} from "../worker/prompt-queue.js";
 import { runPromptJob } from "../worker/session-jobs.js";
 
 export interface WorkerOptions {
@@ -65,18 +71,27 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   const expire = seconds(options.expire, "--expire", 900, 1);
   const grace = seconds(options.grace, "--grace", 30, 0);
   const poll = seconds(options.poll, "--poll", 1, 0.5);
+  const log = (line: string) => process.stderr.write(`rein worker ${process.pid}: ${line}\n`);
   const boss = await openQueue(url, {
     expireInSeconds: expire,
     maintenanceIntervalSeconds: Math.max(1, Math.min(60, Math.floor(expire / 2))),
   });
+  // Best effort: a schema this role may not read (another application's) must not stop the worker.
+  const moved = await moveLegacyJobs(url, boss).catch((error: Error) => {
+    log(
+      `could not look for a pg-boss 10 queue (schema pgboss): ${error.message}; prompt jobs waiting there, if any, were not moved`,
+    );
+    return 0;
+  });
+  if (moved > 0)
+    log(`moved ${moved} waiting prompt job(s) from the pg-boss 10 queue (schema pgboss) to this one`);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   let stopping = false;
   let harness: AgentHarness | undefined;
   let current: Promise<unknown> | undefined;
-  const log = (line: string) => process.stderr.write(`rein worker ${process.pid}: ${line}\n`);
 
-  const handle = async (job: PgBoss.Job<PromptJob>) => {
+  const handle = async (job: Job<PromptJob>) => {
     const outcome = await runPromptJob(
       {
         cwd: globals.cwd,
@@ -104,7 +119,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
 
   const workId = await boss.work<PromptJob>(
     PROMPT_QUEUE,
-    { batchSize: 1, pollingIntervalSeconds: poll },
+    { batchSize: 1, pollingIntervalSeconds: poll, notifyPollingIntervalSeconds: poll },
     async (jobs) => {
       const [job] = jobs;
       if (!job) return;
@@ -131,7 +146,8 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   });
   stopping = true;
   log("stopping: no new jobs");
-  await boss.offWork(PROMPT_QUEUE);
+  // Without waiting: the current run gets --grace seconds below, not pg-boss's own wait.
+  await boss.offWork(PROMPT_QUEUE, { wait: false });
   if (current) {
     const finished = await Promise.race([
       current.then(
@@ -146,7 +162,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
       await current.catch(() => undefined);
     }
   }
-  await boss.stop({ graceful: true, wait: true, timeout: 5_000 });
+  await boss.stop({ graceful: true, timeout: 5_000 });
   await client.end().catch(() => undefined);
   log("stopped");
   return ExitCode.ok;

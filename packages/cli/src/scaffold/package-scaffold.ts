@@ -52,7 +52,7 @@ function packageJson({ kind, packageName, reinVersion }: PackageScaffoldInput): 
       "@rein/sdk": `^${reinVersion}`,
       "@types/node": "^24.0.0",
       typescript: "~5.9.3",
-      vitest: "^4.1.12",
+      vitest: "^5.1.2",
     },
   });
 }

@@ -48,7 +48,7 @@ export function projectPackageJson(
     "@rein/tools-shell": `^${reinVersion}`,
     "@types/node": "^24.0.0",
     typescript: "~5.9.3",
-    vitest: "^4.1.12",
+    vitest: "^5.1.2",
     ...(base.devDependencies as Record<string, string> | undefined),
   };
   return json(merged);

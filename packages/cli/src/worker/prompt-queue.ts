@@ -7,12 +7,27 @@
  * re-sent, never re-run, see session-jobs.ts); one NOTIFY channel per session, so a
  * follower hears only its session; a notification never exceeds PostgreSQL's payload
  * limit (a large event is sent as its type and `truncated: true`).
+ *
+ * pg-boss 12 lives in a schema of Rein's own (QUEUE_SCHEMA). Rein before pg-boss 12 used
+ * pg-boss 10 in the shared default schema `pgboss`, which pg-boss 12 cannot migrate
+ * (its oldest starting point is pg-boss 11's schema); a worker moves the prompt jobs
+ * still waiting there into the new queue when it starts (moveLegacyJobs).
  */
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
-import PgBoss from "pg-boss";
+// Types only: pg-boss (with its OpenTelemetry, cron and rrule dependencies, ~110 ms to
+// import on a quiet 2-core machine) loads when a queue is opened, not with @rein/cli.
+import type { Db, PgBoss } from "pg-boss";
 
 export const PROMPT_QUEUE = "rein-prompts";
+
+/** The PostgreSQL schema holding Rein's pg-boss tables. */
+export const QUEUE_SCHEMA = "rein_queue";
+
+/** Where pg-boss 10 kept Rein's queue (its default schema, shared with other pg-boss 10 users). */
+const LEGACY_SCHEMA = "pgboss";
+/** pg-boss 10's schema version. */
+const LEGACY_VERSION = 24;
 
 export interface PromptJob {
   requestId: string;
@@ -43,35 +58,90 @@ const MAX_PAYLOAD = 7_500;
 /** Starts pg-boss on `url` (installing or migrating its schema) with the prompt queue created. */
 export async function openQueue(url: string, settings: QueueSettings = {}): Promise<PgBoss> {
   const client = settings.role === "client";
+  const checkSeconds = settings.maintenanceIntervalSeconds ?? 60;
+  const { PgBoss } = await import("pg-boss");
   const boss = new PgBoss({
     connectionString: url,
+    schema: QUEUE_SCHEMA,
     max: client ? 2 : 4,
+    // A submitter only sends: no supervision (expiry of lost jobs), no instance heartbeat.
     supervise: !client,
+    registerInstance: !client,
     schedule: false,
-    maintenanceIntervalSeconds: settings.maintenanceIntervalSeconds ?? 60,
-    monitorStateIntervalSeconds: 3_600,
+    // Expiry of active jobs past `expireInSeconds` runs in the supervisor's pass over each
+    // queue's monitor: both intervals are how often this process looks for lost jobs.
+    superviseIntervalSeconds: checkSeconds,
+    monitorIntervalSeconds: checkSeconds,
+    // A worker hears about a new job at once (NOTIFY), polling stays as the backstop.
+    useListenNotify: !client,
   });
   boss.on("error", () => undefined); // maintenance hiccups are retried by pg-boss itself
   await boss.start();
   const existing = await boss.getQueue(PROMPT_QUEUE);
   const options = {
-    name: PROMPT_QUEUE,
-    policy: "standard" as const,
     retryLimit: settings.retryLimit ?? 5,
     retryDelay: 1,
     expireInSeconds: settings.expireInSeconds ?? 900,
+    notify: true,
   };
   // Workers own the queue's settings (jobs take them when sent); a submitter never changes them.
   if (existing && !client) await boss.updateQueue(PROMPT_QUEUE, options);
   else if (!existing) {
     try {
-      await boss.createQueue(PROMPT_QUEUE, options);
+      await boss.createQueue(PROMPT_QUEUE, { ...options, policy: "standard" });
     } catch (error) {
       // Another worker created it at the same moment.
       if (!(await boss.getQueue(PROMPT_QUEUE))) throw error;
     }
   }
   return boss;
+}
+
+/** Stops a queue opened by openQueue: a submitter's at once, a worker's after its jobs settle. */
+export async function closeQueue(boss: PgBoss, options: { graceful?: boolean; timeoutMs?: number } = {}) {
+  await boss.stop({ graceful: options.graceful ?? false, timeout: options.timeoutMs ?? 1_000 });
+}
+
+/**
+ * Moves the prompt jobs pg-boss 10 left waiting (created, retry, or active: an active one's
+ * worker is gone or about to finish it, and a request runs once however often it is sent)
+ * from its schema into this queue, in one transaction with their removal there. Resolves
+ * with how many moved; 0 when there is no pg-boss 10 schema. Other queues in it are left alone.
+ */
+export async function moveLegacyJobs(url: string, boss: PgBoss): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const table = await client.query<{ name: string | null }>("SELECT to_regclass($1) AS name", [
+      `${LEGACY_SCHEMA}.version`,
+    ]);
+    if (!table.rows[0]?.name) return 0;
+    const version = await client.query<{ version: number }>(`SELECT version FROM ${LEGACY_SCHEMA}.version`);
+    if (Number(version.rows[0]?.version) !== LEGACY_VERSION) return 0;
+    const db: Db = { executeSql: (text, values) => client.query(text, values as unknown[]) };
+    await client.query("BEGIN");
+    try {
+      // Only what Rein wrote there: a prompt job names its session and carries a prompt.
+      const moved = await client.query<{ data: PromptJob }>(
+        `DELETE FROM ${LEGACY_SCHEMA}.job
+          WHERE name = $1 AND state IN ('created', 'retry', 'active')
+            AND jsonb_typeof(data->'sessionId') = 'string' AND jsonb_typeof(data->'prompt') = 'string'
+          RETURNING data`,
+        [PROMPT_QUEUE],
+      );
+      for (const { data } of moved.rows) {
+        const requestId = typeof data.requestId === "string" ? data.requestId : randomUUID();
+        await boss.send(PROMPT_QUEUE, { ...data, requestId }, { db });
+      }
+      await client.query("COMMIT");
+      return moved.rows.length;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Queues a prompt for a session; resolves with its request id. */

@@ -19,8 +19,15 @@
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import type { ResolvedSandboxPolicy } from "./sandbox-policy.js";
+
+/**
+ * The runtime, imported when the first sandbox starts (about 0.3 s on a loaded 2-core
+ * machine, 0.0.83), so a host that loads the tool and never runs a sandboxed command
+ * does not pay for it. Set before `active` is; every other use runs after a start.
+ */
+let SandboxManager: typeof Manager;
 
 export class SandboxUnavailable extends Error {
   readonly code = "sandbox_unavailable";
@@ -87,6 +94,11 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
   for (const [name, path] of Object.entries(binaries)) {
     if (typeof path === "string" && !path.startsWith("/"))
       throw unavailable(`${name} must be an absolute path`);
+  }
+  try {
+    SandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;
+  } catch (error) {
+    throw unavailable(`@anthropic-ai/sandbox-runtime does not load: ${(error as Error).message}`);
   }
   // checkDependencies looks on PATH; an explicit binary is checked itself instead.
   const problems = SandboxManager.checkDependencies().errors.filter(
@@ -192,6 +204,7 @@ export async function wrapCommand(
   commandId: string,
   shell: string,
 ): Promise<string> {
+  if (SandboxManager === undefined) throw unavailable("the sandbox was not started (acquireSandbox first)");
   const wrapped = await SandboxManager.wrapWithSandbox(
     command,
     shell,

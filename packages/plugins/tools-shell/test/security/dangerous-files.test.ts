@@ -1,10 +1,9 @@
 /**
  * Files that run code outside the sandbox later (shell rc files, git hooks and
  * config, editor settings) stay unwritable inside the writable root, also when
- * they appear BETWEEN two sandboxed commands: the runtime's scan for them runs
- * again for every command (in process since the workspace patch of
- * @anthropic-ai/sandbox-runtime, ripgrep for big trees), nothing is carried over
- * from the first call. The runtime scans its process's working directory, so
+ * they appear BETWEEN two sandboxed commands: the runtime's scan for them (a
+ * ripgrep run of @anthropic-ai/sandbox-runtime's own) runs again for every command,
+ * nothing is carried over from the first call. The runtime scans its process's working directory, so
  * these tests run with the process in the tool root, as `rein` runs.
  */
 import {
@@ -89,7 +88,7 @@ describe("dangerous files that appear between two sandboxed commands are protect
     expect(readdirSync(join(root, "elsewhere"))).toEqual([]);
   });
 
-  it("a tree too big for the in-process scan falls back to ripgrep and still protects", async () => {
+  it("a tree of 600 directories: the scan still finds the rc file and protects it", async () => {
     for (let i = 0; i < 600; i++) mkdirSync(join(root, "many", `d${i}`), { recursive: true });
     const rc = plant("many/d599/.zshrc", ORIGINAL);
     const result = await run("echo pwned >> many/d599/.zshrc", root);
@@ -100,7 +99,7 @@ describe("dangerous files that appear between two sandboxed commands are protect
     const deep = plant("a/b/c/.bashrc", ORIGINAL);
     const result = await run("echo more >> a/b/c/.bashrc; mkdir -p x && echo fine > x/y.txt", root);
     expect(result.isError, textOf(result)).toBe(false);
-    // Depth 4 is past the runtime's scan depth (3), as without the patch.
+    // Depth 4 is past the runtime's scan depth (3).
     expect(readFileSync(deep, "utf8")).toBe(`${ORIGINAL}more\n`);
     expect(readFileSync(join(root, "x", "y.txt"), "utf8")).toBe("fine\n");
     appendFileSync(deep, ""); // still an ordinary file on the host
