@@ -147,3 +147,27 @@ describe("startTrust", () => {
     expect(() => admitModule(join(project, "other.ts"), "x")).not.toThrow();
   });
 });
+
+describe("Rein's own write to the local layer", () => {
+  const grant = (n: number) => ({ tool: "bash", mac: `m${n}` });
+  const layer = (grants: unknown[], extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ ...extra, plugins: [["@rein/plugin-permissions", { projectGrants: grants }]] });
+
+  it("is re-recorded only when project grants were appended and nothing else changed", async () => {
+    const { onlyGrantsAdded } = await import("../src/trust/project-trust.js");
+    expect(onlyGrantsAdded(undefined, layer([grant(1)]))).toBe(true);
+    expect(onlyGrantsAdded(layer([grant(1)]), layer([grant(1), grant(2)]))).toBe(true);
+    expect(onlyGrantsAdded(layer([grant(1)]), layer([grant(1)]))).toBe(false);
+    expect(onlyGrantsAdded(layer([grant(1)]), layer([grant(2), grant(3)]))).toBe(false);
+    expect(onlyGrantsAdded(layer([]), layer([grant(1)], { model: "other" }))).toBe(false);
+    expect(
+      onlyGrantsAdded(
+        layer([]),
+        JSON.stringify({
+          plugins: [["@rein/plugin-permissions", { projectGrants: [grant(1)], mode: "sandboxed" }]],
+        }),
+      ),
+    ).toBe(false);
+    expect(onlyGrantsAdded(layer([]), "{ not json")).toBe(false);
+  });
+});

@@ -5,11 +5,12 @@
  * shadowed by the project), and each asserts the real effect: the planted code
  * never ran (no marker file).
  */
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanup, project, rein } from "./support/rein-process.js";
+import { cacheRoot, cleanup, project, REIN_BIN, rein } from "./support/rein-process.js";
 
 afterAll(cleanup);
 
@@ -211,5 +212,77 @@ export default { name: "policy", setup() {} };
     expect(result.stderr).toContain(
       `${env.REIN_MANAGED_CONFIG}: cannot read the managed config: it is a symbolic link to nothing`,
     );
+  });
+});
+
+const hasScript = spawnSync("script", ["--version"]).status === 0;
+const shellQuote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+
+/** Runs rein on a pseudo-terminal; answers each prompt whose text appears with the next answer. */
+function reinOnTerminal(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  answers: [string, string][],
+) {
+  const command = [process.execPath, REIN_BIN, ...args].map(shellQuote).join(" ");
+  return new Promise<{ code: number | null; screen: string }>((resolve, reject) => {
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd,
+      env: { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: cacheRoot, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let screen = "";
+    const pending = [...answers];
+    child.stdout.on("data", (chunk) => {
+      screen += chunk;
+      const next = pending[0];
+      if (next && screen.includes(next[0])) {
+        pending.shift();
+        child.stdin.write(`${next[1]}\n`);
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, screen }));
+  });
+}
+
+describe.skipIf(!hasScript)("the trust question on a terminal", { timeout: 90_000 }, () => {
+  const QUESTION = "Trust them and continue? [y/N]";
+
+  it("no refuses, yes records and runs; a project grant Rein writes keeps the project trusted", async () => {
+    const env = machine();
+    const dir = project({
+      "rein.config.ts": `export default {
+  model: { script: [{ toolCalls: [{ name: "bash", args: { command: "echo granted-run" } }] }, "done"] },
+  plugins: [["@rein/tools-shell", { sandbox: { mode: "off" } }], "@rein/plugin-permissions"],
+};
+`,
+    });
+    const refused = await reinOnTerminal(["run", "go"], dir, env, [[QUESTION, "n"]]);
+    expect(refused.screen).toContain("rein.config.ts (new)");
+    expect(refused.code).toBe(2);
+    expect(refused.screen).toContain("refusing to run project code");
+
+    // Yes: the run goes on, asks for the shell call ("a": always in this project).
+    const trusted = await reinOnTerminal(["run", "go"], dir, env, [
+      [QUESTION, "y"],
+      ["[n] deny", "a"],
+    ]);
+    expect(trusted.code, trusted.screen).toBe(0);
+    expect(trusted.screen).toContain("granted-run");
+    expect(readFileSync(join(dir, ".rein/local.json"), "utf8")).toContain("projectGrants");
+
+    // No terminal now: the record holds (the grant Rein wrote was re-recorded) and the grant too.
+    const again = await rein(["run", "--json", "go"], dir, { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("granted-run");
+
+    // Anything else written into the local layer is a change.
+    const local = JSON.parse(readFileSync(join(dir, ".rein/local.json"), "utf8")) as Record<string, unknown>;
+    writeFileSync(join(dir, ".rein/local.json"), JSON.stringify({ ...local, systemPrompt: "planted" }));
+    const edited = await rein(["run", "go"], dir, { env });
+    expect(edited.code).toBe(2);
+    expect(edited.stderr).toContain(".rein/local.json (changed)");
   });
 });

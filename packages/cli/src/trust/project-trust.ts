@@ -16,7 +16,7 @@
  *   one process without reading or writing a record (CI, test harnesses): the
  *   environment is set by whoever starts Rein, never by a project file.
  */
-import { realpathSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { CONFIG_FILE_NAMES, reinConfigDir } from "@rein/sdk";
 import { trustError } from "../errors.js";
@@ -170,6 +170,7 @@ export async function startTrust(options: TrustOptions): Promise<ProjectTrust> {
     );
   });
   const localFile = real(options.localFile);
+  const localAtStart = readText(localFile);
   return {
     project,
     mode: recording ? "record" : "verify",
@@ -189,6 +190,8 @@ export async function startTrust(options: TrustOptions): Promise<ProjectTrust> {
       if (current === undefined) return;
       const hash = hashFile(localFile);
       if (current.files[localFile] === hash) return;
+      // Only what Rein itself writes there: project grants appended, nothing else changed.
+      if (!onlyGrantsAdded(localAtStart, readText(localFile))) return;
       writeTrust({ ...current, files: { ...current.files, [localFile]: hash } }, options.env);
     },
     close,
@@ -196,3 +199,55 @@ export async function startTrust(options: TrustOptions): Promise<ProjectTrust> {
 }
 
 export { trustFile };
+
+const readText = (file: string): string | undefined => {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+
+const PERMISSIONS = "@rein/plugin-permissions";
+
+/**
+ * Whether `after` is `before` with project grants appended to the permissions
+ * plugin's entry and nothing else changed (what `saveProjectGrant` writes).
+ */
+export function onlyGrantsAdded(before: string | undefined, after: string | undefined): boolean {
+  if (after === undefined) return false;
+  let old: unknown;
+  let now: unknown;
+  try {
+    old = before === undefined || before.trim() === "" ? {} : JSON.parse(before);
+    now = JSON.parse(after);
+  } catch {
+    return false;
+  }
+  const grantsOf = (layer: unknown): unknown[][] => {
+    const plugins = (layer as { plugins?: unknown }).plugins;
+    if (!Array.isArray(plugins)) return [];
+    return plugins
+      .filter(
+        (entry): entry is [string, { projectGrants?: unknown }] =>
+          Array.isArray(entry) && entry[0] === PERMISSIONS,
+      )
+      .map((entry) => (Array.isArray(entry[1]?.projectGrants) ? (entry[1].projectGrants as unknown[]) : []));
+  };
+  const without = (layer: unknown): string =>
+    JSON.stringify(layer, (key, value) => (key === "projectGrants" ? undefined : value));
+  const stripped = (layer: unknown): string => {
+    // A permissions entry saveProjectGrant added holds nothing but the grants.
+    const copy = JSON.parse(without(layer)) as { plugins?: unknown[] };
+    if (Array.isArray(copy.plugins)) {
+      copy.plugins = copy.plugins.filter(
+        (entry) => !(Array.isArray(entry) && entry[0] === PERMISSIONS && JSON.stringify(entry[1]) === "{}"),
+      );
+      if (copy.plugins.length === 0) delete copy.plugins;
+    }
+    return JSON.stringify(copy);
+  };
+  if (stripped(old) !== stripped(now)) return false;
+  const [was, is] = [grantsOf(old).flat(), grantsOf(now).flat()];
+  return is.length > was.length && was.every((grant, i) => JSON.stringify(grant) === JSON.stringify(is[i]));
+}
