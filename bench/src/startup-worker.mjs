@@ -129,7 +129,8 @@ async function checkTrust() {
     env: process.env,
   });
   const startMs = now() - started;
-  if (trust.mode !== "verify") throw new Error(`trust-check: expected a verified record, got mode ${trust.mode}`);
+  if (trust.mode !== "verify")
+    throw new Error(`trust-check: expected a verified record, got mode ${trust.mode}`);
   const files = trust.files().filter((file) => !file.endsWith(".json"));
   const sources = files.map((file) => fs.readFileSync(file));
   const admitted = now();

@@ -171,3 +171,18 @@ describe("Rein's own write to the local layer", () => {
     expect(onlyGrantsAdded(layer([]), "{ not json")).toBe(false);
   });
 });
+
+describe("Rein's own installation", () => {
+  it("is the workspace of this checkout, and the CLI's dependency closure holds its packages", async () => {
+    const { installRoot, reinPackages } = await import("../src/trust/install-root.js");
+    const workspace = realpathSync(join(import.meta.dirname, "..", "..", ".."));
+    expect(installRoot()).toBe(workspace);
+    const packages = reinPackages();
+    for (const name of ["sdk", "harness", "plugins/plugin-policy", "plugins/tools-shell"]) {
+      expect(packages).toContain(join(workspace, "packages", name));
+    }
+    expect(packages.some((dir) => dir.includes(`${join("node_modules", "jiti")}`))).toBe(true);
+    // Not a dependency of the CLI: a project installing it has it checked.
+    expect(packages).not.toContain(join(workspace, "packages", "plugins", "tools-fs"));
+  });
+});

@@ -20,7 +20,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { CONFIG_FILE_NAMES, reinConfigDir } from "@rein/sdk";
 import { trustError } from "../errors.js";
-import { installRoot } from "./install-root.js";
+import { installRoot, reinPackages } from "./install-root.js";
 import { openModuleGate } from "./module-gate.js";
 import { hashFile, readTrust, sha256, type TrustRecord, trustFile, writeTrust } from "./trust-store.js";
 
@@ -151,7 +151,12 @@ export async function startTrust(options: TrustOptions): Promise<ProjectTrust> {
 
   const managedDir = real(dirname(options.managedFile));
   const rein = installRoot();
-  const exempt = (file: string) => !inside(project, file) && (inside(rein, file) || inside(managedDir, file));
+  // Rein installed inside the project: only its own packages are Rein's (install-root.ts).
+  const reinInProject = inside(project, rein);
+  const exempt = (file: string) =>
+    inside(project, file)
+      ? reinInProject && reinPackages().some((dir) => inside(dir, file))
+      : inside(rein, file) || inside(managedDir, file);
   const seen = new Map<string, string>();
   const known = record?.files ?? {};
   const close = openModuleGate((file, source) => {
