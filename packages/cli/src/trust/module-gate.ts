@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
+import { trustError } from "../errors.js";
 
 export type Admit = (file: string, source: string | Uint8Array) => void;
 
