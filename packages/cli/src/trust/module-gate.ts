@@ -40,8 +40,12 @@ export function openModuleGate(admit: Admit): () => void {
     hooked = true;
     const registerHooks = (module as unknown as { registerHooks?: RegisterHooks }).registerHooks;
     // Node >= 22.19 is required (package engines); without the hook nothing native could be checked.
-    if (registerHooks === undefined)
-      throw new Error("this Node has no module.registerHooks; Rein needs Node >= 22.19");
+    if (registerHooks === undefined) {
+      throw trustError(
+        `Node ${process.version} has no module.registerHooks, so project code cannot be checked before it runs`,
+        { hint: "run Rein on Node >= 22.19" },
+      );
+    }
     registerHooks({
       load(url, context, nextLoad) {
         const result = nextLoad(url, context);
