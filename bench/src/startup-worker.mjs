@@ -100,11 +100,56 @@ async function transpile(compiler) {
   return { ms, loadMs, importMs: 0, plugins: files.length, tools: files.length };
 }
 
+/**
+ * `trust-record`: records `<project>` as trusted (what `rein trust --yes` does), in the
+ * `REIN_CONFIG_DIR` the parent chose. `trust-check`: the start-up trust check alone,
+ * in verify mode: `startTrust` (read the record, hash every config name and every
+ * recorded file) plus every recorded module's bytes through the gate (the check the
+ * loader makes per file; the loader's own read of the file is not counted).
+ */
+const trustModule = (name) => import(new URL(`trust/${name}.js`, pathToFileURL(REIN_CLI)).href);
+
+async function recordTrust() {
+  const cli = await import(REIN_CLI);
+  const { resolvePlugins } = await import(new URL("config/resolve-plugins.js", pathToFileURL(REIN_CLI)).href);
+  const loaded = await cli.loadConfig({ cwd: project, recordTrust: true });
+  const plugins = await resolvePlugins(loaded);
+  loaded.trust.save();
+  return { ms: 0, importMs: 0, plugins: plugins.length, tools: loaded.trust.files().length };
+}
+
+async function checkTrust() {
+  const { startTrust } = await trustModule("project-trust");
+  const { admitModule } = await trustModule("module-gate");
+  const started = now();
+  const trust = await startTrust({
+    project,
+    localFile: path.join(project, ".rein", "local.json"),
+    managedFile: path.join(project, "no-managed", "managed.json"),
+    env: process.env,
+  });
+  const startMs = now() - started;
+  if (trust.mode !== "verify")
+    throw new Error(`trust-check: expected a verified record, got mode ${trust.mode}`);
+  const files = trust.files().filter((file) => !file.endsWith(".json"));
+  const sources = files.map((file) => fs.readFileSync(file));
+  const admitted = now();
+  for (let i = 0; i < files.length; i++) admitModule(files[i], sources[i]);
+  const admitMs = now() - admitted;
+  trust.close();
+  window = [started, now()];
+  return { ms: startMs + admitMs, startMs, admitMs, importMs: 0, plugins: files.length, tools: files.length };
+}
+
 const out = impl.startsWith("transpile-")
   ? await transpile(impl.slice("transpile-".length))
-  : impl === "rein"
-    ? await loadRein()
-    : await loadPi();
+  : impl === "trust-record"
+    ? await recordTrust()
+    : impl === "trust-check"
+      ? await checkTrust()
+      : impl === "rein"
+        ? await loadRein()
+        : await loadPi();
 out.totalMs = performance.now();
 out.maxRssMiB = process.resourceUsage().maxRSS / 1024;
 out.window = window;

@@ -111,6 +111,8 @@ function cachedFiles(cacheDir) {
 
 async function benchPlugins({ reps, dir, env, log }) {
   const { reinDir, piDir, count } = writeFixtures(path.join(dir, "fixtures"));
+  // Rein loads only trusted project code: the fixtures are recorded once, as `rein trust` would.
+  await worker("trust-record", reinDir, path.join(dir, "cache-trust"), env);
   const projects = { rein: reinDir, pi: piDir };
   const impls = Object.keys(projects);
   const samples = Object.fromEntries(impls.map((impl) => [impl, { cold: [], warm: [] }]));
@@ -167,6 +169,27 @@ async function benchPlugins({ reps, dir, env, log }) {
 }
 
 /**
+ * The start-up trust check alone (invariant 9) on the 30 plugin files, verify mode,
+ * a fresh process each: `{ count, ms, startMs, admitMs }` medians.
+ */
+async function benchTrust({ reps, dir, env, log }) {
+  const { reinDir, count } = writeFixtures(path.join(dir, "trust-fixtures"));
+  const cacheDir = path.join(dir, "cache-trust-check");
+  fs.mkdirSync(cacheDir, { recursive: true });
+  await worker("trust-record", reinDir, cacheDir, env);
+  log(`startup: the trust check alone on ${count} plugin files, ${reps} reps, fresh process each`);
+  const runs = [];
+  for (let rep = 0; rep < reps; rep++) runs.push(await worker("trust-check", reinDir, cacheDir, env));
+  if (runs[0].plugins < count) throw new Error(`trust-check saw ${runs[0].plugins} files, expected ${count}`);
+  return {
+    count: runs[0].plugins,
+    ms: median(runs.map((r) => r.ms)),
+    startMs: median(runs.map((r) => r.startMs)),
+    admitMs: median(runs.map((r) => r.admitMs)),
+  };
+}
+
+/**
  * The compiler alone on the 30 Rein plugin files, a fresh process each, interleaved:
  * Rein's sucrase transform vs jiti's Babel (what pi's loader and Rein's before it use).
  * Per compiler `{ loadMs, ms }` medians: load = first transform of an empty module.
@@ -201,13 +224,22 @@ export async function benchStartup({ reps, log = () => {} }) {
   // pi reads its settings and extensions from ~/.pi/agent unless told otherwise: an empty folder keeps the user's out.
   const agentDir = path.join(dir, "pi-agent");
   fs.mkdirSync(agentDir);
-  const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, NO_COLOR: "1" };
+  // Rein checks the fixtures against a trust record kept in a config dir of the bench's own.
+  const env = {
+    ...process.env,
+    PI_CODING_AGENT_DIR: agentDir,
+    NO_COLOR: "1",
+    REIN_CONFIG_DIR: path.join(dir, "rein-config"),
+    REIN_MANAGED_CONFIG: path.join(dir, "no-managed.json"),
+  };
   delete env.REIN_CACHE_DIR;
+  delete env.REIN_TRUST_PROJECT;
   try {
     const version = await benchVersion({ reps, env, log });
     const plugins = await benchPlugins({ reps, dir, env, log });
     const transpilers = await benchTranspilers({ reps, dir, env, log });
-    return { version, plugins, transpilers };
+    const trust = await benchTrust({ reps, dir, env, log });
+    return { version, plugins, transpilers, trust };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

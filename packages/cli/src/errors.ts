@@ -26,6 +26,8 @@ export const CliErrorCode = {
   run: "run",
   /** No such pending approval, or an answer for other arguments (`rein approvals`). */
   approval: "approval",
+  /** Project code changed since it was trusted, or was never trusted (`rein trust`). */
+  trust: "trust",
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
 
@@ -69,6 +71,9 @@ export const configError = (message: string, fields: CliErrorFields = {}) =>
 
 export const pluginError = (message: string, fields: CliErrorFields = {}) =>
   new CliError(CliErrorCode.plugin, located(fields.file, fields.line, message), fields);
+
+export const trustError = (message: string, fields: CliErrorFields = {}) =>
+  new CliError(CliErrorCode.trust, located(fields.file, fields.line, message), fields);
 
 export const modelError = (message: string, hint?: string) =>
   new CliError(CliErrorCode.model, message, hint === undefined ? {} : { hint });

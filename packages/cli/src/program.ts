@@ -74,6 +74,14 @@ export function buildProgram(
     .action((options) => run(async (g) => (await import("./commands/init.js")).initCommand(options, g)));
 
   program
+    .command("trust")
+    .description(
+      "show what changed in the project's code since it was trusted, and trust it (the trust record)",
+    )
+    .option("-y, --yes", "trust without asking (scripts); the changes are still listed")
+    .action((options) => run(async (g) => (await import("./commands/trust.js")).trustCommand(options, g)));
+
+  program
     .command("plugins")
     .description("the loaded plugins: what each taps (hook, stage) and the tools each adds")
     .option("--json", "as JSON")

@@ -77,7 +77,13 @@ const tarball = (prefix: string) => {
 
 describe("published packages install and run outside the workspace", { timeout: 900_000 }, () => {
   let app = "";
-  const env = () => ({ ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: join(app, ".cache") });
+  // Trust checks on: Rein installed inside the project checks the project's packages, not its own.
+  const env = () => ({
+    ...process.env,
+    NO_COLOR: "1",
+    REIN_CACHE_DIR: join(app, ".cache"),
+    REIN_TRUST_PROJECT: "",
+  });
   const bin = () => join(app, "node_modules", ".bin", "rein");
 
   it("packs, installs with npm, lists the tool pack's tools and runs a scripted agent", () => {
@@ -105,6 +111,15 @@ export default defineConfig({
       encoding: "utf8",
     });
     expect(install.status, install.stderr).toBe(0);
+
+    // Never trusted: refused; after rein trust, the installed tool pack is recorded and runs.
+    const untrusted = spawnSync(bin(), ["tools"], { cwd: app, encoding: "utf8", env: env() });
+    expect(untrusted.status).toBe(2);
+    expect(untrusted.stderr).toContain("this project's code was never trusted here");
+    const trusted = spawnSync(bin(), ["trust", "--yes"], { cwd: app, encoding: "utf8", env: env() });
+    expect(trusted.status, trusted.stderr).toBe(0);
+    expect(trusted.stderr).toContain("node_modules/@rein-examples/tools-time/");
+    expect(trusted.stderr).not.toContain("node_modules/@rein/sdk/");
 
     const tools = spawnSync(bin(), ["tools"], { cwd: app, encoding: "utf8", env: env() });
     expect(tools.status, tools.stderr).toBe(0);
@@ -185,6 +200,12 @@ export default defineConfig({
 });
 `,
     );
+    // A new config and new packages: trusted again before they run.
+    const changed = spawnSync(bin(), ["tools"], { cwd: app, encoding: "utf8", env: env() });
+    expect(changed.stderr).toContain("rein.config.ts (changed)");
+    const trusted = spawnSync(bin(), ["trust", "--yes"], { cwd: app, encoding: "utf8", env: env() });
+    expect(trusted.status, trusted.stderr).toBe(0);
+    expect(trusted.stderr).toContain("node_modules/@acme/rein-plugin/");
     const tools = spawnSync(bin(), ["tools"], { cwd: app, encoding: "utf8", env: env() });
     expect(tools.status, tools.stderr).toBe(0);
     expect(tools.stdout).toContain("count_words");

@@ -6,7 +6,7 @@
  * signature holds.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -145,5 +145,21 @@ describe.skipIf(!hasScript)("project grants", { timeout: 90_000 }, () => {
     const copied = await rein(["run", "--json", "--script", "s.json", "go"], other, { env });
     expect(decisionsOf(copied.stdout).map(([decision]) => decision)).toEqual(["deny"]);
     expect(copied.stderr).toContain("not written by Rein for");
+
+    // Naming the original project's grants file does not make its signatures valid here:
+    // no layer may set grantsFile, so the run stops before any call.
+    const local = JSON.parse(readFileSync(join(first, ".rein/local.json"), "utf8")) as {
+      plugins: [string, Record<string, unknown>][];
+    };
+    const entry = local.plugins[0] as [string, Record<string, unknown>];
+    entry[1].grantsFile = join(first, ".rein/local.json");
+    writeFileSync(join(other, ".rein/local.json"), JSON.stringify(local));
+    writeFileSync(join(other, "s.json"), bashCalls("echo hi there > marker"));
+    const pointed = await rein(["run", "--json", "--script", "s.json", "go"], other, { env });
+    expect(pointed.code).toBe(2);
+    expect(pointed.stderr).toContain(
+      `${join(other, ".rein/local.json")}: permissions: "grantsFile" is set by Rein (the project's .rein/local.json); a config layer cannot point project grants elsewhere`,
+    );
+    expect(existsSync(join(other, "marker"))).toBe(false);
   });
 });

@@ -130,6 +130,14 @@ export {
 } from "./paths/facts.js";
 export { type ProtectedFiles, protectedFiles } from "./paths/protected.js";
 export {
+  CONFIG_FILE_NAMES,
+  GIT_CODE_ENTRIES,
+  GIT_POINTER_FILES,
+  GIT_WRITABLE_ENTRIES,
+  REIN_STATE_NAMES,
+  reinConfigDir,
+} from "./paths/rein-state.js";
+export {
   isInside,
   lexicalRelative,
   MAX_NAME_BYTES,

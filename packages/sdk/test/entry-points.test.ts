@@ -9,9 +9,14 @@ import * as testing from "../src/testing/index.js";
 describe("entry points", () => {
   it("@rein/sdk exports exactly these runtime values", () => {
     expect(Object.keys(sdk).sort()).toEqual([
+      "CONFIG_FILE_NAMES",
+      "GIT_CODE_ENTRIES",
+      "GIT_POINTER_FILES",
+      "GIT_WRITABLE_ENTRIES",
       "HarnessError",
       "MAX_NAME_BYTES",
       "MAX_PATH_BYTES",
+      "REIN_STATE_NAMES",
       "SdkError",
       "SdkErrorCode",
       "Stage",
@@ -48,6 +53,7 @@ describe("entry points", () => {
       "pluginSetupFailed",
       "protectedFiles",
       "realpathLoose",
+      "reinConfigDir",
       "resolvePath",
       "resolvePluginOptions",
       "stderrSink",

@@ -4,7 +4,6 @@
  * (config, model, plugin modules) has succeeded; a fresh session left empty by a
  * failing plugin setup is removed again.
  */
-import { join } from "node:path";
 import {
   AgentHarness,
   isHarnessError,
@@ -124,10 +123,12 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     "rein",
     [
       ...Object.values(loaded.files),
-      // The permission grant key (@rein/plugin-permissions keeps it in the user config dir).
-      join(userConfigDir(), "grant-key"),
+      // The user's config dir: the grant key and the trust records live there.
+      userConfigDir(),
       ...loaded.layers.map((layer) => layer.file),
       ...plugins.map((p) => p.file),
+      // Every module of the project the trust record holds: plugins and all they import.
+      ...loaded.trust.files(),
     ].flatMap((file) => (file ? [file] : [])),
   );
   let host: PluginHost;
@@ -154,6 +155,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     if (error instanceof CliError) throw error;
     throw pluginLoadError(loaded, plugins, error);
   }
+  // Plugin setup may import more of the project: a recording run keeps it too.
+  loaded.trust.save();
   const unwatch = instructions.watch(harness, session.branch());
   const agent: Agent = {
     harness,
@@ -174,6 +177,9 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       } finally {
         await session.close();
         model.scripted?.dispose();
+        // A project grant Rein wrote to the local layer during the run is Rein's own change.
+        if (loaded.trust.mode === "record") loaded.trust.save();
+        else loaded.trust.refreshLocal();
       }
     },
   };

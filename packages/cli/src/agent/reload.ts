@@ -35,6 +35,8 @@ export async function reloadAgent(
     configPath: where.configPath,
     fresh: true,
     flags: where.flags,
+    // The chat owns the terminal: a changed file is refused with the line naming it.
+    askTrust: false,
   });
   const plugins = await resolvePlugins(loaded);
   const entries = plugins.map((p) => p.entry);

@@ -6,10 +6,13 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
+import { loadConfig } from "../config/load-config.js";
+import { resolvePlugins } from "../config/resolve-plugins.js";
 import { ExitCode, usageError } from "../errors.js";
 import { type GlobalOptions, version } from "../program.js";
 import { packageScaffold } from "../scaffold/package-scaffold.js";
 import { PROJECT_TSCONFIG, projectPackageJson } from "../scaffold/project-scaffold.js";
+import { TRUST_ENV } from "../trust/project-trust.js";
 import { terminal } from "../ui/terminal.js";
 
 const CONFIG = `import { defineConfig } from "@rein/sdk";
@@ -128,8 +131,31 @@ export async function initCommand(options: InitOptions, globals: GlobalOptions):
     writeFileSync(ignoreFile, ignored);
     terminal().out.write(`${ignoreText === undefined ? "created" : "updated"} .gitignore\n`);
   }
-  terminal().err.write('next: npm install && npx rein run "hello" (npm test runs the plugin\'s test)\n');
+  await recordTrust(globals);
+  terminal().err.write(
+    'next: npm install && npx rein trust && npx rein run "hello" (npm test runs the plugin\'s test; rein trust records the installed packages)\n',
+  );
   return ExitCode.ok;
+}
+
+/**
+ * The files `rein init` just wrote are the person's own: they are recorded as
+ * trusted (trust/), as `rein trust --yes` would. A config that does not load yet
+ * (packages not installed) is left for `rein trust`, with a warning.
+ */
+async function recordTrust(globals: GlobalOptions): Promise<void> {
+  const env = { ...process.env };
+  delete env[TRUST_ENV];
+  try {
+    const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config, env, recordTrust: true });
+    await resolvePlugins(loaded);
+    const saved = loaded.trust.save();
+    if (saved) terminal().err.write(`trusted the project's code (${saved})\n`);
+  } catch (error) {
+    terminal().err.write(
+      `could not record the project as trusted: ${(error as Error).message}; run rein trust\n`,
+    );
+  }
 }
 
 /** Lines `rein init` keeps in .gitignore: the local config layer and the sessions. */

@@ -1,14 +1,10 @@
 /** Finds `rein.config.*` from a folder upward (the first folder that has one wins). */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { CONFIG_FILE_NAMES } from "@rein/sdk";
 
-export const CONFIG_FILE_NAMES = [
-  "rein.config.ts",
-  "rein.config.mts",
-  "rein.config.js",
-  "rein.config.mjs",
-  "rein.config.json",
-] as const;
+// One list of config names: the sandbox and the file tools protect the same ones.
+export { CONFIG_FILE_NAMES };
 
 export function findConfig(startDir: string): string | undefined {
   let dir = startDir;

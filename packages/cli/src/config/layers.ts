@@ -14,15 +14,13 @@
  * administrator's rules never silently drop out.
  */
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { reinConfigDir } from "@rein/sdk";
 import { CONFIG_FILE_NAMES } from "./find-config.js";
 
 /** The user's Rein config directory (the grant key lives there too). */
 export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.REIN_CONFIG_DIR) return resolve(env.REIN_CONFIG_DIR);
-  const base = env.XDG_CONFIG_HOME ? resolve(env.XDG_CONFIG_HOME) : join(homedir(), ".config");
-  return join(base, "rein");
+  return reinConfigDir(env);
 }
 
 /** The user layer's file, if there is one. */

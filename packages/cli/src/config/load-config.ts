@@ -5,10 +5,12 @@
  * layer's file (and the line when it can be known); the merged config remembers
  * which layer each value came from.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { ReinConfig } from "@rein/sdk";
-import { configError } from "../errors.js";
+import { CliError, configError } from "../errors.js";
+import { type ProjectTrust, startTrust } from "../trust/project-trust.js";
+import { askOnTerminal, askToTrust } from "../trust/trust-prompt.js";
 import { findConfig } from "./find-config.js";
 import { parseJsonConfig } from "./json-config.js";
 import { localConfigFile, managedConfigFile, userConfigFile } from "./layers.js";
@@ -41,6 +43,8 @@ export interface LoadedConfig {
   origins: OriginTree;
   /** Every layer's file, present or not, for `rein config`. */
   files: Record<Exclude<LayerName, "flags">, string | undefined>;
+  /** The trust check this load ran under (trust/project-trust.ts). */
+  trust: ProjectTrust;
 }
 
 export async function loadConfig(options: {
@@ -51,6 +55,10 @@ export async function loadConfig(options: {
   /** The command-line layer (`--model`, `--allow`, ...). */
   flags?: ReinConfig | undefined;
   env?: NodeJS.ProcessEnv;
+  /** Record the project's code as trusted (`rein trust`, `rein init`) instead of checking it. */
+  recordTrust?: boolean;
+  /** Whether a terminal question may ask to trust changed code (not while a chat owns stdin). */
+  askTrust?: boolean;
 }): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
   const loader = moduleLoader({ fresh: options.fresh === true });
@@ -68,9 +76,21 @@ export async function loadConfig(options: {
     local: localConfigFile(dir),
     managed: managedConfigFile(env),
   };
+  // Before any layer below managed is read: nothing of the project runs untrusted.
+  const trust = await startTrust({
+    project: dir,
+    localFile: files.local,
+    managedFile: files.managed,
+    env,
+    ...(options.recordTrust ? { record: true } : {}),
+    ...(options.askTrust !== false && askOnTerminal() ? { ask: askToTrust } : {}),
+  });
   const layers: ConfigLayer[] = [];
   const read = async (name: ConfigLayer["name"], layerFile: string | undefined, jsonOnly = false) => {
-    if (!layerFile || !existsSync(layerFile)) return;
+    if (!layerFile) return;
+    // The managed layer is absent only when nothing is there: a dangling link or a
+    // file that cannot be looked at is an error, never "no administrator rules".
+    if (name === "managed" ? !managedPresent(layerFile) : !existsSync(layerFile)) return;
     if (jsonOnly && !layerFile.endsWith(".json"))
       throw configError(`the ${name} config must be a .json file`, { file: layerFile });
     layers.push({
@@ -99,7 +119,28 @@ export async function loadConfig(options: {
   }
   const config = { ...(merged as ReinConfig), ...(plugins.length > 0 ? { plugins } : {}) };
   const project = layers.find((layer) => layer.name === "project");
-  return { file, dir, config, text: project?.text, loader, layers, origins, files };
+  trust.save();
+  return { file, dir, config, text: project?.text, loader, layers, origins, files, trust };
+}
+
+/** Whether the managed file is there; throws when that cannot be told or it is a dangling link. */
+function managedPresent(file: string): boolean {
+  try {
+    lstatSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return false;
+    throw configError(`cannot read the managed config: ${(error as Error).message}`, { file, cause: error });
+  }
+  try {
+    statSync(file);
+  } catch (error) {
+    throw configError(
+      `cannot read the managed config: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "it is a symbolic link to nothing" : (error as Error).message}`,
+      { file, cause: error, hint: "fix or remove the link; the administrator's rules are not skipped" },
+    );
+  }
+  return true;
 }
 
 /** Reads and validates one config file. */
@@ -121,6 +162,8 @@ async function readConfigFile(
     try {
       namespace = await loader.import(file);
     } catch (error) {
+      // The trust gate's refusal already names the file and what to do.
+      if (error instanceof CliError) throw error;
       const line = lineFromError(error, file);
       const message = (error as Error)?.message?.split("\n")[0] ?? String(error);
       throw configError(`cannot load the config: ${message}`, {

@@ -6,17 +6,21 @@
  * so a plugin outside any workspace can import them without installing them;
  * transpiled files are cached on disk (see `cacheDir`, one folder per transform
  * version) so a second start does not transpile again; the transform keeps lines
- * (transpile.ts), so a syntax or run-time error names the file and its line.
+ * (transpile.ts), so a syntax or run-time error names the file and its line;
+ * every file jiti compiles passes the trust gate (trust/module-gate.ts) with the
+ * bytes it compiles, before it runs.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as piAi from "@earendil-works/pi-ai";
 import * as reinHarness from "@rein/harness";
 import * as reinSdk from "@rein/sdk";
-import { createJiti, type Jiti, type JitiOptions } from "jiti";
+import { createJiti, type Jiti, type JitiOptions, type TransformOptions, type TransformResult } from "jiti";
 import * as typebox from "typebox";
+import { admitModule } from "../trust/module-gate.js";
+import { sha256 } from "../trust/trust-store.js";
 import { TRANSPILER_ID, transform } from "./transpile.js";
 
 /** Where transpiled plugins are cached: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein/jiti`, else `~/.cache/rein/jiti`. */
@@ -50,14 +54,47 @@ const sharedModules: Record<string, unknown> = {
   "@earendil-works/pi-ai": piAi,
 };
 
+/**
+ * jiti's transform, behind the trust gate and with Rein's own disk cache. jiti's
+ * cache would skip the transform on a hit, and with it the one point where the
+ * exact bytes about to run are seen; so jiti caches nothing and this does: keyed by
+ * the transform version, the file name, the flags and the source, so a cached
+ * output is only ever the output for those bytes.
+ */
+function gatedTransform(options: TransformOptions): TransformResult {
+  if (options.filename !== undefined) admitModule(options.filename, options.source);
+  const flags = [options.ts, options.async, options.jsx, options.interopDefault]
+    .map((f) => (f ? 1 : 0))
+    .join("");
+  const key = sha256(`${TRANSPILER_ID}\0${options.filename ?? ""}\0${flags}\0${options.source}`).slice(0, 32);
+  const folder = join(cacheDir(), TRANSPILER_ID);
+  const file = join(folder, `${basename(options.filename ?? "eval")}-${key}.cjs`);
+  try {
+    return { code: readFileSync(file, "utf8") };
+  } catch {
+    // Not cached yet.
+  }
+  const result = transform(options);
+  if (result.error === undefined && !result.code.includes("__JITI_ERROR__")) {
+    try {
+      mkdirSync(folder, { recursive: true });
+      const scratch = `${file}.${process.pid}.tmp`;
+      writeFileSync(scratch, result.code);
+      renameSync(scratch, file);
+    } catch {
+      // An unwritable cache only costs the next start a transform.
+    }
+  }
+  return result;
+}
+
 function jitiOptions(moduleCache: boolean): JitiOptions {
   return {
-    // Per transform version: a cached file is only ever the output of the transform that reads it back.
-    fsCache: join(cacheDir(), TRANSPILER_ID),
+    fsCache: false,
     moduleCache,
     interopDefault: false,
     virtualModules: sharedModules,
-    transform,
+    transform: gatedTransform,
   };
 }
 

@@ -8,9 +8,11 @@
  * several layers is loaded once, its options merged as merge-config.ts says (arrays
  * of rules concatenated, so a managed deny stays in the list), at the place the
  * lowest layer gave it; a plugin that declares a `grantsFile` option is given the
- * local layer's file unless a layer set one. A plugin the managed layer names runs
- * the code the managed layer resolved, so a project module that takes the same name
- * cannot stand in for it.
+ * local layer's file, and a layer that sets one is an error (grants stay bound to
+ * the project they were made in). A plugin the managed layer names runs the code
+ * the managed layer resolved, from Rein's own installation or the managed folder
+ * (never the project's node_modules), so a project module or package that takes
+ * the same name cannot stand in for it.
  */
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -22,9 +24,9 @@ import {
   isReinPlugin,
   type PluginHostEntry,
 } from "@rein/sdk";
-import { pluginError, usageError } from "../errors.js";
+import { CliError, pluginError, usageError } from "../errors.js";
 import { SHELL_PLUGIN } from "./cli-flags.js";
-import { localConfigFile } from "./layers.js";
+import { LOCAL_CONFIG, localConfigFile } from "./layers.js";
 import type { ConfigLayer, LoadedConfig } from "./load-config.js";
 import { isPlainObject, type LayerName, mergeValues, type OriginTree, originOf } from "./merge-config.js";
 import { lineFromError, type ModuleLoader } from "./module-loader.js";
@@ -56,6 +58,8 @@ type LayerSource = Pick<LoadedConfig, "file" | "dir" | "text" | "loader"> & {
   config: Pick<LoadedConfig["config"], "plugins">;
   /** Bare specifiers not found from `dir` are looked for from these folders next. */
   fallbackDirs?: string[];
+  /** The managed layer: bare specifiers resolve from Rein's installation before its folder. */
+  managed?: boolean;
 };
 
 export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntry[]> {
@@ -68,7 +72,10 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
     const source: LayerSource = {
       ...layer,
       loader: loaded.loader,
-      fallbackDirs: [loaded.dir].filter((d) => d !== layer.dir),
+      // A managed entry resolves from the managed folder and Rein's own installation
+      // only: a package planted in the project's node_modules never stands in for it.
+      fallbackDirs: layer.name === "managed" ? [] : [loaded.dir].filter((d) => d !== layer.dir),
+      managed: layer.name === "managed",
     };
     for (const entry of await resolveLayer(source)) {
       const options = Array.isArray(entry.entry) && isReinPlugin(entry.entry[0]) ? entry.entry[1] : undefined;
@@ -124,7 +131,9 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
       `add "${SHELL_PLUGIN}" to plugins, or leave --sandbox out`,
     );
   }
-  if (loaded.file) giveGrantsFile(merged, localConfigFile(loaded.dir));
+  giveGrantsFile(merged, loaded.file ? localConfigFile(loaded.dir) : undefined, layers);
+  // Recording (`rein trust`, a yes at the prompt): the plugins and all they imported are now known.
+  loaded.trust?.save();
   return merged;
 }
 
@@ -136,15 +145,33 @@ const pluginName = (entry: PluginHostEntry) => {
 const splitEntry = (entry: PluginHostEntry): [PluginHostEntry | AnyReinPlugin, unknown] =>
   Array.isArray(entry) && isReinPlugin(entry[0]) ? [entry[0], entry[1]] : [entry, undefined];
 
-/** A plugin declaring a `grantsFile` option writes its persistent grants to the local layer. */
-function giveGrantsFile(entries: ResolvedEntry[], file: string): void {
+/**
+ * A plugin declaring a `grantsFile` option writes its persistent grants to the
+ * local layer of this project, and nowhere else: project grants are signed for
+ * the grants file's path, so a layer that could name another file (a copied
+ * `.rein/local.json` naming the original project's) would make that project's
+ * grants valid here. A layer that sets it is a config error; without a project
+ * config the option is removed (no "always" is offered).
+ */
+function giveGrantsFile(entries: ResolvedEntry[], file: string | undefined, layers: ConfigLayer[]): void {
   for (const item of entries) {
     const [plugin, options] = splitEntry(item.entry);
     if (!isReinPlugin(plugin)) continue;
     const properties = (plugin.options as { properties?: Record<string, unknown> } | undefined)?.properties;
     if (!properties || !("grantsFile" in properties)) continue;
     if (options !== undefined && !isPlainObject(options)) continue;
-    if (options?.grantsFile !== undefined) continue;
+    if (options?.grantsFile !== undefined) {
+      const origin = (item.optionOrigins as Record<string, OriginTree> | undefined)?.grantsFile;
+      const from = layers.find((layer) => layer.name === origin)?.file ?? item.at?.file;
+      throw pluginError(
+        `${plugin.name}: "grantsFile" is set by Rein (the project's ${LOCAL_CONFIG}); a config layer cannot point project grants elsewhere`,
+        {
+          ...(from ? { file: from } : {}),
+          hint: `remove grantsFile${typeof origin === "string" ? ` from the ${origin} layer` : ""}`,
+        },
+      );
+    }
+    if (file === undefined) continue;
     item.entry = [plugin, { ...(options ?? {}), grantsFile: file }];
     // The value is the local layer's own path.
     item.optionOrigins = { ...(item.optionOrigins as Record<string, OriginTree>), grantsFile: "local" };
@@ -194,9 +221,10 @@ function locate(loaded: LayerSource, specifier: string, where: string): string {
   }
   // First-party plugins (`@rein/...`) the CLI ships with are found from its own folder last.
   const fallback = specifier.startsWith("@rein/") ? [CLI_DIR] : [];
-  const found = [loaded.dir, ...(loaded.fallbackDirs ?? []), ...fallback]
-    .map((dir) => loaded.loader.resolve(specifier, dir))
-    .find((file) => file !== undefined);
+  const dirs = loaded.managed
+    ? [...fallback, loaded.dir]
+    : [loaded.dir, ...(loaded.fallbackDirs ?? []), ...fallback];
+  const found = dirs.map((dir) => loaded.loader.resolve(specifier, dir)).find((file) => file !== undefined);
   if (found) return found;
   throw pluginError(`${where}: cannot find plugin "${specifier}"`, {
     ...at(loaded),
@@ -214,6 +242,8 @@ async function importPlugin(
   try {
     namespace = await loaded.loader.import(file);
   } catch (error) {
+    // The trust gate's refusal already names the file and what to do.
+    if (error instanceof CliError) throw error;
     const line = lineFromError(error, file);
     const message = (error as Error)?.message?.split("\n")[0] ?? String(error);
     throw pluginError(`${where}: cannot load plugin "${specifier}": ${message}`, {

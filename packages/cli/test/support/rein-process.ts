@@ -20,12 +20,17 @@ const created: string[] = [];
 export const cacheRoot = mkdtempSync(join(tmpdir(), "rein-cache-"));
 /**
  * The machine's own config layers stay out of the tests: an empty user config dir
- * and no managed file (a test that wants them passes its own env).
+ * and no managed file (a test that wants them passes its own env). The temp
+ * projects are the tests' own code: `REIN_TRUST_PROJECT=1` trusts it for each
+ * process without a trust record; the trust tests pass `REIN_TRUST_PROJECT: ""`.
  */
 export const machineEnv = {
   XDG_CONFIG_HOME: join(cacheRoot, "config"),
   REIN_MANAGED_CONFIG: join(cacheRoot, "no-managed.json"),
+  REIN_TRUST_PROJECT: "1",
 };
+// Also for the tests that spawn rein with this process's environment (terminals, MCP clients).
+process.env.REIN_TRUST_PROJECT = "1";
 
 /** A temporary project folder (outside the workspace: no node_modules, no @rein/sdk installed). */
 export function project(files: Record<string, string>): string {

@@ -13,9 +13,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { argsHash, canonicalJson, type ToolGateCall } from "@rein/sdk";
+import { argsHash, canonicalJson, reinConfigDir, type ToolGateCall } from "@rein/sdk";
 
 /** One simple command as the shell facts describe it (see `facts.command` in @rein/sdk). */
 export interface GrantedCommand {
@@ -177,9 +176,7 @@ export function describeScope(
 
 /** The directory holding the grant key: `$REIN_CONFIG_DIR`, `$XDG_CONFIG_HOME/rein`, or `~/.config/rein`. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.REIN_CONFIG_DIR) return path.resolve(env.REIN_CONFIG_DIR);
-  const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
-  return path.join(base, "rein");
+  return reinConfigDir(env);
 }
 
 /** Reads the grant key, creating it (0600, in a 0700 directory) on first use. */

@@ -19,6 +19,8 @@
  *   to `grantsFile` (the CLI's local config layer) and come back as `projectGrants`.
  *
  * Invariants: a grant only ever answers an `ask` (it can never override a deny);
+ * in `plan` mode the plugin's own gate denies every call but a `read`, so allow
+ * rules of any layer cannot make a plan run write or execute;
  * prompts are asked one at a time; an aborted run or closed input is a deny.
  * The terminal is injectable (`createPermissionsPlugin({ io })`) for tests and UIs.
  */
@@ -267,6 +269,15 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
                 ? `${call.name} declares no risk; the default for such tools is ${decision}`
                 : `${call.name} has risk "${call.risk}"; the default for ${call.risk} tools is ${decision}`,
           });
+        });
+      }
+
+      // Plan mode is read-only whatever else allows: a gate's deny is the strictest
+      // verdict, so no policy allow rule (project, flag or grant) can run a change.
+      if (options.mode === "plan") {
+        rein.hooks.toolGate.tapPromise(rein.plugin.name, async (call) => {
+          const refusal = planRefusal(options.mode, call);
+          return refusal === undefined ? undefined : { decision: "deny", reason: refusal };
         });
       }
 

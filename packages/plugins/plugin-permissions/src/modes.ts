@@ -10,8 +10,9 @@
  *
  * Invariants (fail closed): a mode only ever turns an `ask` default into an
  * allow, never a `deny` default (so a stricter layer's `defaults` hold); it never
- * touches a gate's verdict (a policy deny or ask stays as it is); `plan` only
- * tightens; a call proves a sandbox only with `facts.sandbox` naming a mode and
+ * loosens a gate's verdict (a policy deny or ask stays as it is); `plan` only
+ * tightens, and is also a gate of its own (index.ts), so a policy allow does not
+ * run a write or an exec in plan mode; a call proves a sandbox only with `facts.sandbox` naming a mode and
  * `unsandboxedRequested: false` (absent facts are "off").
  */
 import type { GateVerdict, ToolGateCall } from "@rein/sdk";

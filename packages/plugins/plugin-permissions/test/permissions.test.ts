@@ -319,3 +319,61 @@ describe("always in this project", () => {
     ]);
   });
 });
+
+describe("modes mean what they say, whatever the other gates allow", () => {
+  /** A gate with allow rules for everything, as a project's policy can have. */
+  const allowAll = definePlugin({
+    name: "project-policy",
+    setup(rein) {
+      rein.hooks.toolGate.tap("project-policy", () => ({
+        decision: "allow",
+        rule: "all",
+        reason: "allowed",
+      }));
+    },
+  });
+  const denyAll = definePlugin({
+    name: "house-deny",
+    setup(rein) {
+      rein.hooks.toolGate.tap("house-deny", () => ({ decision: "deny", rule: "no", reason: "denied" }));
+    },
+  });
+
+  it("plan: an allow rule does not run a write, an exec or an unknown-risk call; reads still run", async () => {
+    t = await createTestHarness({
+      plugins: [allowAll, [permissions, { mode: "plan" }]],
+      tools,
+      script: [
+        {
+          toolCalls: [
+            { id: "a", name: "bash", args: { command: "touch pwned" } },
+            { id: "b", name: "write", args: { path: "x" } },
+            { id: "c", name: "misc", args: {} },
+            { id: "d", name: "read", args: { path: "x" } },
+          ],
+        },
+        "done",
+      ],
+    });
+    await t.prompt("go");
+    expect(executed).toEqual([]);
+    expect(t.decisions().map((d) => [d.decision, d.by])).toEqual([
+      ["deny", "permissions"],
+      ["deny", "permissions"],
+      ["deny", "permissions"],
+      ["allow", "project-policy:all"],
+    ]);
+    expect(t.decisions()[0]?.reason).toContain('permission mode "plan" is read-only');
+  });
+
+  it.each(["acceptEdits", "sandboxed"] as const)("%s never loosens a gate's deny", async (mode) => {
+    t = await createTestHarness({
+      plugins: [denyAll, [permissions, { mode }]],
+      tools,
+      script: [{ toolCalls: [{ id: "a", name: "bash", args: { command: "echo hi" } }] }, "done"],
+    });
+    await t.prompt("go");
+    expect(executed).toEqual([]);
+    expect(t.decisions()[0]).toMatchObject({ decision: "deny" });
+  });
+});

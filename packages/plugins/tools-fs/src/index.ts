@@ -39,7 +39,7 @@ export const fsToolsOptionsSchema = Type.Object({
   maxImageBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Largest image read returns." })),
   protectedPaths: Type.Optional(
     Type.Array(Type.String(), {
-      description: "Globs write and edit refuse (default: .rein/**, rein.config.*, .rein-plugins/**).",
+      description: "More globs write and edit refuse (Rein's and git's own state is refused always).",
     }),
   ),
 });

@@ -21,8 +21,8 @@ export interface FsToolsOptions {
   /** Largest image `read` returns as image content. Default 5 MiB. */
   maxImageBytes?: number;
   /**
-   * Globs (relative to the working directory) that write and edit refuse: Rein's own
-   * state and config. Default `PROTECTED_PATHS`; your list replaces it.
+   * More globs (relative to the working directory) that write and edit refuse. Rein's
+   * and git's own state (`reinStateSegment`) is refused whatever this says.
    */
   protectedPaths?: string[];
   /** Walk exclusions to honour (the plugin wires the harness's; a bare tool pack has none). */
@@ -34,17 +34,11 @@ export interface FsToolsOptions {
 }
 
 /**
- * What write and edit refuse by default (invariant 4): Rein's state directory
- * (sessions, grants, audit log, plugin caches), the config file, and plugins kept
- * in the project. Matched on the canonical path, so a symlink into them is refused too.
+ * Extra globs write and edit refuse by default: none. Rein's and git's own state is
+ * refused always (protected-paths.ts), not through this list, so a config cannot
+ * give it up.
  */
-export const PROTECTED_PATHS: readonly string[] = [
-  ".rein",
-  ".rein/**",
-  "rein.config.*",
-  "**/rein.config.*",
-  ".rein-plugins/**",
-];
+export const PROTECTED_PATHS: readonly string[] = [];
 
 export interface ResolvedFsOptions {
   root: string | undefined;

@@ -228,9 +228,10 @@ async function runBash(
   }
   let argv: string[] = [settings.shell, "-c", args.command];
   let release: (() => Promise<void>) | undefined;
+  let planted: (() => string[]) | undefined;
   if (!unsandboxed) {
     try {
-      ({ argv, release } = await sandboxedCommand(args.command, {
+      ({ argv, release, planted } = await sandboxedCommand(args.command, {
         cwd,
         shell: settings.shell,
         ctx,
@@ -355,6 +356,7 @@ async function runBash(
   finished = true;
   clearTimeout(pendingUpdate);
   await release?.();
+  const removed = planted?.() ?? [];
   if (outcome.spawnError) {
     output.dispose();
     return fail(`could not run the command: ${outcome.spawnError.message}`);
@@ -392,6 +394,10 @@ async function runBash(
   } else {
     status = `[exit code ${outcome.exitCode}]`;
     isError = outcome.exitCode !== 0;
+  }
+  if (removed.length > 0) {
+    status += `\n[Rein removed ${removed.join(", ")}: the command created it, and git would read it later as a pointer to other config and code]`;
+    isError = true;
   }
   const body = collected.text === "" ? "(no output)" : collected.text;
   return {

@@ -6,13 +6,24 @@
  * - every path handed to the runtime is absolute (`~` expanded, relative paths taken
  *   from the tool root), because the runtime resolves relative ones against the
  *   process's cwd, not the tool's;
- * - Rein's own state in the root (`.rein/`, the `rein.config.*` files there) is never
- *   writable, whatever `allowWrite` says (`denyWrite` wins over `allowWrite`);
+ * - Rein's and git's state in every writable folder a later `rein` or `git` reads
+ *   (`.rein/`, `.rein-plugins/`, every `rein.config.*` name, `.git` but for what
+ *   `git add`/`commit` write) is never writable, existing or not, whatever
+ *   `allowWrite` says (`denyWrite` wins over `allowWrite`);
+ * - the user's Rein config dir (`REIN_CONFIG_DIR`, `XDG_CONFIG_HOME`, `~/.config/rein`)
+ *   is neither readable nor writable, whatever `denyRead` says;
  * - the defaults deny reading the usual credential stores and give no network.
  */
-import { existsSync, lstatSync, readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import {
+  GIT_CODE_ENTRIES,
+  GIT_POINTER_FILES,
+  GIT_WRITABLE_ENTRIES,
+  REIN_STATE_NAMES,
+  reinConfigDir,
+} from "@rein/sdk";
 import { privateParent } from "./output-files.js";
 
 export type SandboxMode = "off" | "workspace-write" | "read-only";
@@ -71,6 +82,8 @@ export interface ResolvedSandboxPolicy {
   allowRead: string[];
   allowedDomains: string[];
   deniedDomains: string[];
+  /** Git pointer files absent before the command: any it creates are removed afterwards. */
+  absentPointers: string[];
 }
 
 /** `~` and `~/x` from the home directory; other relative paths from `base`. */
@@ -80,17 +93,13 @@ export function absolutePath(path: string, base: string): string {
   return isAbsolute(path) ? resolve(path) : resolve(base, path);
 }
 
-/** Rein's own state below `dir`: `.rein/` and every `rein.config.*` there. */
+/**
+ * Rein's own state in `dir`: `.rein/`, `.rein-plugins/` and every `rein.config.*`
+ * name, whether it exists or not (the runtime blocks creating an absent deny path):
+ * a `rein.config.ts` planted beside a `rein.config.json` would win the next start.
+ */
 export function reinStateIn(dir: string): string[] {
-  const paths = [join(dir, ".rein")];
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    // An unreadable directory has no config files we could protect.
-  }
-  for (const name of names) if (/^rein\.config\.[a-z]+$/.test(name)) paths.push(join(dir, name));
-  return paths;
+  return [...REIN_STATE_NAMES.map((name) => join(dir, name)), join(dir, ".git")];
 }
 
 /**
@@ -109,20 +118,76 @@ export function symlinkedState(paths: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** Git's hooks and config run code outside the sandbox later: never writable when `.git` is a directory. */
-function gitStateIn(dir: string): string[] {
-  const git = join(dir, ".git");
-  try {
-    if (!statSync(git).isDirectory()) return [];
-  } catch {
-    return [];
-  }
-  return [join(git, "hooks"), join(git, "config")].filter((path) => existsSync(path));
+/** What the sandbox binds for git in one folder: writable mount points and read-only paths. */
+export interface GitBoundary {
+  allowWrite: string[];
+  denyWrite: string[];
+  /** Pointer files absent now (git opens them when they exist): removed if a command creates them. */
+  absentPointers: string[];
 }
+
+/**
+ * Git reads `.git` as code and config later, unsandboxed (hooks, `core.fsmonitor`,
+ * a `commondir` or a worktree's `.git` file pointing at another git dir). So:
+ * - no `.git` yet: creating one is refused (a planted repository would be run by
+ *   the next `git` in this folder);
+ * - a `.git` file (a worktree's pointer): read-only;
+ * - a `.git` directory: bound on itself, which makes it a mount point that cannot be
+ *   renamed away and replaced by a fresh one; inside it only what `git add` and
+ *   `git commit` write stays writable (`GIT_WRITABLE_ENTRIES`); every other entry,
+ *   and every name git reads as code or config (`GIT_CODE_ENTRIES`), existing or
+ *   not, is read-only; but an absent pointer file (`GIT_POINTER_FILES`: git dies
+ *   on a placeholder there) is removed after the command if it created one.
+ */
+export function gitBoundaryIn(dir: string): GitBoundary {
+  const git = join(dir, ".git");
+  let isDirectory: boolean;
+  try {
+    isDirectory = lstatSync(git).isDirectory();
+  } catch {
+    return { allowWrite: [], denyWrite: [git], absentPointers: [] };
+  }
+  if (!isDirectory) return { allowWrite: [], denyWrite: [git], absentPointers: [] };
+  let names: string[] = [];
+  try {
+    names = readdirSync(git);
+  } catch {
+    // Unlistable: nothing in it can be told apart, so all of it stays read-only.
+    return { allowWrite: [], denyWrite: [git], absentPointers: [] };
+  }
+  const absent = GIT_POINTER_FILES.filter((name) => !names.includes(name));
+  const denied = new Set([
+    ...names.filter((name) => !GIT_WRITABLE_ENTRIES.includes(name)),
+    ...GIT_CODE_ENTRIES.filter((name) => !absent.includes(name)),
+  ]);
+  return {
+    allowWrite: [git],
+    denyWrite: [...denied].map((name) => join(git, name)),
+    absentPointers: absent.map((name) => join(git, name)),
+  };
+}
+
+/** `dir` and every folder between it and `root` (dir inside root), deepest first. */
+function foldersUpTo(dir: string, root: string): string[] {
+  const folders: string[] = [];
+  let current = dir;
+  while (isInside(root, current)) {
+    folders.push(current);
+    if (current === root) break;
+    current = dirname(current);
+  }
+  return folders;
+}
+
+const isInside = (root: string, path: string) => {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+};
 
 export function resolveSandboxPolicy(
   options: SandboxOptions,
   where: { root: string; cwd: string; privateTmp: string; outputs?: string },
+  env: NodeJS.ProcessEnv = process.env,
 ): ResolvedSandboxPolicy | undefined {
   const mode = options.mode ?? DEFAULT_SANDBOX_MODE;
   if (mode === "off") return undefined;
@@ -130,19 +195,34 @@ export function resolveSandboxPolicy(
   const fromRoot = (path: string) => absolutePath(path, where.root);
   const allowWrite = [where.privateTmp];
   if (mode === "workspace-write") allowWrite.push(where.root, ...(fs.allowWrite ?? []).map(fromRoot));
-  const protectedDirs = [...new Set([where.root, where.cwd])];
+  // Every folder a later `rein` or `git` may be started in: the root, the working
+  // directory and those between, and the extra writable folders. The folders between
+  // are bound on themselves so that none can be renamed away and rebuilt.
+  const between = foldersUpTo(where.cwd, where.root).filter((dir) => dir !== where.root);
+  const protectedDirs = [
+    ...new Set([where.root, where.cwd, ...between, ...(fs.allowWrite ?? []).map(fromRoot)]),
+  ].filter((dir) => !isInside(reinConfigDir(env), dir));
+  if (mode === "workspace-write") allowWrite.push(...between);
+  const git = protectedDirs.map(gitBoundaryIn);
+  if (mode === "workspace-write") allowWrite.push(...git.flatMap((g) => g.allowWrite));
+  const configDir = reinConfigDir(env);
+  // A writable path at or inside the config dir would be bound back over its read deny.
+  const writable = allowWrite.filter((path) => !isInside(configDir, path));
   const denyWrite = [
-    ...protectedDirs.flatMap(reinStateIn),
-    ...protectedDirs.flatMap(gitStateIn),
+    ...protectedDirs.flatMap((dir) => REIN_STATE_NAMES.map((name) => join(dir, name))),
+    ...git.flatMap((g) => g.denyWrite),
+    configDir,
     ...(fs.denyWrite ?? []).map(fromRoot),
   ];
   return {
     mode,
-    allowWrite: [...new Set(allowWrite)],
+    allowWrite: [...new Set(writable)],
     denyWrite: [...new Set(denyWrite)],
-    // Other tools' and sessions' kept outputs and temp dirs are not this command's to read.
-    denyRead: [...new Set([...(fs.denyRead ?? DEFAULT_DENY_READ).map(fromRoot), privateParent()])],
+    // Other tools' and sessions' kept outputs and temp dirs are not this command's to read;
+    // nor is Rein's config dir (grant key, trust records), wherever it is configured.
+    denyRead: [...new Set([...(fs.denyRead ?? DEFAULT_DENY_READ).map(fromRoot), privateParent(), configDir])],
     allowRead: where.outputs === undefined ? [] : [where.outputs],
+    absentPointers: mode === "workspace-write" ? git.flatMap((g) => g.absentPointers) : [],
     allowedDomains: [...(options.network?.allowedDomains ?? [])],
     deniedDomains: [...(options.network?.deniedDomains ?? [])],
   };

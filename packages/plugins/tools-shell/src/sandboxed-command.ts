@@ -5,6 +5,7 @@
  * policy (and `release` must be called when it is done), or this throws and nothing
  * was started - there is no path that returns a plain, unsandboxed argv.
  */
+import { lstatSync, rmSync } from "node:fs";
 import type { ToolExecutionContext } from "@rein/sdk";
 import type { OutputFiles } from "./output-files.js";
 import {
@@ -60,10 +61,30 @@ export async function sandboxArgv(
   }
 }
 
+/**
+ * Removes the git pointer files the command created (absent before it, see
+ * `GitBoundary`); returns them. Called once the command and every process it
+ * started are gone (the sandbox's PID namespace ends with it), so nothing of the
+ * command can write them again.
+ */
+export function removePlantedPointers(paths: readonly string[]): string[] {
+  const planted: string[] = [];
+  for (const path of paths) {
+    try {
+      lstatSync(path);
+    } catch {
+      continue;
+    }
+    rmSync(path, { recursive: true, force: true });
+    planted.push(path);
+  }
+  return planted;
+}
+
 export async function sandboxedCommand(
   command: string,
   call: { cwd: string; shell: string; ctx: ToolExecutionContext; boundary: Boundary; outputs: OutputFiles },
-): Promise<{ argv: string[]; release: () => Promise<void> }> {
+): Promise<{ argv: string[]; release: () => Promise<void>; planted: () => string[] }> {
   const { cwd, shell, ctx, boundary, outputs } = call;
   // The writable root is the directory commands run in (the `root` option).
   const policy = resolveSandboxPolicy(boundary.options, {
@@ -85,7 +106,11 @@ export async function sandboxedCommand(
     // TMPDIR: the tool's private dir, not the runtime's shared /tmp/claude. Same line, so
     // the command's own line numbers do not move.
     const inner = `export TMPDIR=${shellQuote(boundary.scratch.directory())}; ${command}`;
-    return { argv: ["/bin/bash", "-c", await wrapCommand(inner, policy, ctx.toolCallId, shell)], release };
+    return {
+      argv: ["/bin/bash", "-c", await wrapCommand(inner, policy, ctx.toolCallId, shell)],
+      release,
+      planted: () => removePlantedPointers(policy.absentPointers),
+    };
   } catch (error) {
     await release();
     throw error;

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { definePlugin } from "@rein/sdk";
+import { definePlugin, reinConfigDir } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import shellTools, {
@@ -315,6 +315,7 @@ describe("sandbox: policy", () => {
     expect(custom?.denyRead).toEqual([
       join(root, "secrets"),
       join(tmpdir(), `rein-bash-${process.getuid?.()}`),
+      reinConfigDir(),
     ]);
   });
 

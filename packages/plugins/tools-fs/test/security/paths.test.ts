@@ -284,3 +284,49 @@ describe("files the host protects (its config and the plugin files it loaded)", 
     expect(readFileSync(join(w.real, "plugins/no-secrets.ts"), "utf8")).toBe("export default {};\n");
   });
 });
+
+describe("what Rein or git reads later is not writable, existing or not (invariant 9)", () => {
+  const FUTURE: [string, string, Record<string, unknown>][] = [
+    ["a new config name beside the existing one", "write", { path: "rein.config.mjs", content: "x" }],
+    ["a config in a subfolder", "write", { path: "app/rein.config.json", content: "{}" }],
+    ["a project plugin dir", "write", { path: ".rein-plugins/p.ts", content: "x" }],
+    ["the local layer", "write", { path: ".rein/local.json", content: "{}" }],
+    ["git's config", "write", { path: ".git/config", content: "[core]\n\tfsmonitor = x\n" }],
+    [
+      "git's config, edited",
+      "edit",
+      { path: ".git/config", oldText: "[core]", newText: "[core]\n\tfsmonitor = x" },
+    ],
+    ["a new commondir", "write", { path: ".git/commondir", content: "/tmp/evil\n" }],
+    ["a hook", "write", { path: ".git/hooks/pre-commit", content: "touch pwned\n" }],
+    ["a nested repository's config", "write", { path: "vendor/.git/config", content: "x" }],
+    ["a worktree's .git file", "write", { path: "app/.git", content: "gitdir: /tmp/evil\n" }],
+    ["git's config through a symlink", "write", { path: "g/config", content: "x" }],
+    ["a config name through a symlinked folder", "write", { path: "loop/rein.config.js", content: "x" }],
+    ["a config through ..", "write", { path: "src/../rein.config.js", content: "x" }],
+  ];
+  it.each(FUTURE)("%s", async (_label, tool, args) => {
+    const w = world();
+    writeFiles(w.real, { ".git/config": "[core]\n", ".git/HEAD": "ref: refs/heads/main\n" });
+    symlinkSync(".git", join(w.real, "g"));
+    symlinkSync(".", join(w.real, "loop"));
+    // The project's own list cannot give Rein's state up.
+    const result = await attempt(w, tool, args, { protectedPaths: [] });
+    expect(result.isError, result.text).toBe(true);
+    expect(result.text).toContain("is protected");
+    expect(readFileSync(join(w.real, ".git/config"), "utf8")).toBe("[core]\n");
+    for (const planted of [
+      "rein.config.mjs",
+      "rein.config.js",
+      "app/rein.config.json",
+      ".rein-plugins",
+      ".rein/local.json",
+      ".git/commondir",
+      ".git/hooks",
+      "vendor",
+      "app/.git",
+    ]) {
+      expect(existsSync(join(w.real, planted)), planted).toBe(false);
+    }
+  });
+});
