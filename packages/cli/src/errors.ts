@@ -32,6 +32,10 @@ export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
 export interface CliErrorFields {
   file?: string;
   line?: number;
+  /** The config layer the fault was written in (`user`, `project`, `local`, `flags`, `managed`). */
+  layer?: string;
+  /** The position of the entry at fault in that layer's own `plugins` list. */
+  index?: number;
   plugin?: string;
   cause?: unknown;
   /** A hint printed under the message (what to do). */
@@ -46,6 +50,8 @@ export class CliError extends Error {
   readonly exitCode: number;
   readonly file?: string;
   readonly line?: number;
+  readonly layer?: string;
+  readonly index?: number;
   readonly plugin?: string;
   readonly hint?: string;
 
@@ -55,6 +61,8 @@ export class CliError extends Error {
     this.exitCode = fields.exitCode ?? (code === "run" ? ExitCode.failed : ExitCode.usage);
     if (fields.file !== undefined) this.file = fields.file;
     if (fields.line !== undefined) this.line = fields.line;
+    if (fields.layer !== undefined) this.layer = fields.layer;
+    if (fields.index !== undefined) this.index = fields.index;
     if (fields.plugin !== undefined) this.plugin = fields.plugin;
     if (fields.hint !== undefined) this.hint = fields.hint;
   }
@@ -93,6 +101,8 @@ export const withExitCode = (error: CliError, exitCode: number) =>
     exitCode,
     ...(error.file !== undefined ? { file: error.file } : {}),
     ...(error.line !== undefined ? { line: error.line } : {}),
+    ...(error.layer !== undefined ? { layer: error.layer } : {}),
+    ...(error.index !== undefined ? { index: error.index } : {}),
     ...(error.plugin !== undefined ? { plugin: error.plugin } : {}),
     ...(error.hint !== undefined ? { hint: error.hint } : {}),
   });

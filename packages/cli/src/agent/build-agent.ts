@@ -20,7 +20,7 @@ import { userConfigDir } from "../config/layers.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
-import { lineOfKey } from "../config/validate-config.js";
+import { whereWritten } from "../config/value-origin.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
 import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { perRequestSignal } from "./request-signal.js";
@@ -140,11 +140,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       try {
         harness.setActiveTools(config.tools.active);
       } catch (error) {
-        const line = lineOfKey(loaded.text, "active");
-        throw configError(`tools.active: ${(error as Error).message}`, {
-          ...(loaded.file ? { file: loaded.file } : {}),
-          ...(line ? { line } : {}),
-        });
+        // Reported where the list was written: the layer that set tools.active.
+        throw configError(`tools.active: ${(error as Error).message}`, whereWritten(loaded, "tools.active"));
       }
     }
   } catch (error) {

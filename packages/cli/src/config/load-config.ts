@@ -77,7 +77,7 @@ export async function loadConfig(options: {
       name,
       file: layerFile,
       dir: dirname(layerFile),
-      ...(await readConfigFile(layerFile, loader)),
+      ...(await readConfigFile(layerFile, loader, name)),
     });
   };
   await read("user", files.user);
@@ -106,6 +106,7 @@ export async function loadConfig(options: {
 async function readConfigFile(
   file: string,
   loader: ModuleLoader,
+  layer: LayerName,
 ): Promise<{ config: ReinConfig; text: string }> {
   let text: string;
   try {
@@ -140,5 +141,5 @@ async function readConfigFile(
     }
     raw = "default" in namespace ? namespace.default : namespace;
   }
-  return { config: validateConfig(raw, { file, text }), text };
+  return { config: validateConfig(raw, { file, text, layer }), text };
 }
