@@ -129,6 +129,18 @@ describe.each(LAYERS)("an error written in the %s layer", { timeout: 60_000 }, (
       `rein: ${file}:${lineOf(text, "missing.ts")}: plugins[1]: cannot find plugin "./plugins/missing.ts"`,
     );
   });
+
+  it("a plugin module that exports no plugin is named with the layer entry that listed it", async () => {
+    const plugin = join(mkdtempSync(join(tmpdir(), "rein-plugin-")), "empty.ts");
+    writeFileSync(plugin, "export const nothing = 1;\n");
+    const { dir, env, file, text } = setUp(layer, {
+      plugins: [JSON.stringify(GUARD), JSON.stringify(plugin)],
+    });
+    const result = await rein(["run", "hi"], dir, { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`rein: ${plugin}: plugins[1]: "${plugin}" does not export a plugin`);
+    expect(result.stderr).toContain(`listed in ${file}:${lineOf(text, "empty.ts")} (plugins[1])`);
+  });
 });
 
 describe("one plugin named in two layers", { timeout: 60_000 }, () => {

@@ -28,7 +28,7 @@ import { lineOfEntry } from "./entry-location.js";
 import { localConfigFile } from "./layers.js";
 import type { ConfigLayer, LoadedConfig } from "./load-config.js";
 import { isPlainObject, type LayerName, mergeValues, type OriginTree, originOf } from "./merge-config.js";
-import { lineFromError, type ModuleLoader } from "./module-loader.js";
+import { lineFromError } from "./module-loader.js";
 
 /** First-party plugins the CLI ships with: found from its own folder when a layer's folder has no copy. */
 const CLI_DIR = dirname(fileURLToPath(import.meta.url));
@@ -190,10 +190,10 @@ async function resolveLayer(loaded: LayerSource): Promise<ResolvedEntry[]> {
     const where = `plugins[${index}]`;
     if (typeof entry === "string") {
       const file = locate(loaded, entry, where, index);
-      resolved.push({ entry: await importPlugin(loaded, entry, where, file), source: entry, file });
+      resolved.push({ entry: await importPlugin(loaded, entry, where, file, index), source: entry, file });
     } else if (Array.isArray(entry) && typeof entry[0] === "string") {
       const file = locate(loaded, entry[0], where, index);
-      const plugin = await importPlugin(loaded, entry[0], where, file);
+      const plugin = await importPlugin(loaded, entry[0], where, file, index);
       if (!isReinPlugin(plugin)) {
         throw pluginError(
           `${where}: "${entry[0]}" is a tool pack; options can only be given to a plugin`,
@@ -246,11 +246,21 @@ function locate(loaded: LayerSource, specifier: string, where: string, index: nu
 }
 
 async function importPlugin(
-  loaded: { loader: ModuleLoader },
+  loaded: LayerSource,
   specifier: string,
   where: string,
   file: string,
+  index: number,
 ): Promise<PluginHostEntry> {
+  // The fault is in the plugin's file; the hint says which layer file's entry named it.
+  const entry = at(loaded, index);
+  const listed = {
+    ...(entry.file
+      ? { hint: `listed in ${entry.file}${entry.line ? `:${entry.line}` : ""} (${where})` }
+      : {}),
+    ...(entry.layer ? { layer: entry.layer } : {}),
+    index,
+  };
   let namespace: Record<string, unknown>;
   try {
     namespace = await loaded.loader.import(file);
@@ -260,6 +270,7 @@ async function importPlugin(
     throw pluginError(`${where}: cannot load plugin "${specifier}": ${message}`, {
       file,
       ...(line ? { line } : {}),
+      ...listed,
       cause: error,
     });
   }
@@ -271,6 +282,6 @@ async function importPlugin(
   }
   throw pluginError(
     `${where}: "${specifier}" does not export a plugin (export default definePlugin({...})) or a tool pack (export default [defineTool(...)])`,
-    { file },
+    { file, ...listed },
   );
 }
