@@ -78,8 +78,16 @@ export const configError = (message: string, fields: CliErrorFields = {}) =>
 export const pluginError = (message: string, fields: CliErrorFields = {}) =>
   new CliError(CliErrorCode.plugin, located(fields.file, fields.line, message), fields);
 
-export const modelError = (message: string, hint?: string) =>
-  new CliError(CliErrorCode.model, message, hint === undefined ? {} : { hint });
+/** `at`: where the model's name was written (for an unknown id), when a layer file wrote it. */
+export const modelError = (
+  message: string,
+  hint?: string,
+  at: Pick<CliErrorFields, "file" | "line" | "layer"> = {},
+) =>
+  new CliError(CliErrorCode.model, located(at.file, at.line, message), {
+    ...at,
+    ...(hint === undefined ? {} : { hint }),
+  });
 
 export const usageError = (message: string, hint?: string) =>
   new CliError(CliErrorCode.usage, message, hint === undefined ? {} : { hint });

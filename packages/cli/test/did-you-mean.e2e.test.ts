@@ -107,7 +107,9 @@ export default defineConfig({
     });
     const result = await rein(["run", "hi"], dir);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('no custom model has that id; did you mean "local-llama"');
+    expect(result.stderr).toContain(
+      `rein: ${join(dir, "rein.config.ts")}:3: model "local-lama" is not "provider/id" and no custom model has that id; did you mean "local-llama"`,
+    );
     expect(result.stderr.split("\n")[0]).toMatch(/"local-llama"(,| or|\?)/);
   });
 

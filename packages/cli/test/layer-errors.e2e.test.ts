@@ -25,6 +25,8 @@ const LAYERS: Layer[] = ["user", "project", "local", "managed"];
 interface LayerContent {
   plugins?: string[];
   options?: string[];
+  /** The project's scripted model; off when a lower layer's model is under test (the project's would win). */
+  scriptModel?: false;
 }
 
 /** The project's own entries when it is not the layer under test: the merged list then has more entries before. */
@@ -52,15 +54,20 @@ function render(layer: Layer, content: LayerContent): string {
   const plugins = content.plugins ? [`"plugins": [\n    ${content.plugins.join(",\n    ")}\n  ]`] : [];
   const options = content.options ?? [];
   if (layer === "project") {
+    const model =
+      content.scriptModel === false || options.some((option) => option.startsWith('"model"'))
+        ? []
+        : ['model: { script: ["hi"] }'];
     return `import { defineConfig } from "@rein/sdk";
 export default defineConfig({
-  model: { script: ["hi"] },
-  ${[...options, ...plugins].join(",\n  ")}
+  ${[...model, ...options, ...plugins].join(",\n  ")}
 });
 `;
   }
   return `{\n  ${[...options, ...plugins].join(",\n  ")}\n}\n`;
 }
+
+const setsModel = (content: LayerContent) => (content.options ?? []).some((o) => o.startsWith('"model"'));
 
 /** A project and a machine with every layer present; `tested` gets `content`. */
 function setUp(tested: Layer, content: LayerContent) {
@@ -73,7 +80,12 @@ function setUp(tested: Layer, content: LayerContent) {
   };
   const texts: Record<Layer, string> = {
     user: render("user", tested === "user" ? content : USER_DEFAULT),
-    project: render("project", tested === "project" ? content : PROJECT_DEFAULT),
+    project: render(
+      "project",
+      tested === "project"
+        ? content
+        : { ...PROJECT_DEFAULT, ...(setsModel(content) ? { scriptModel: false as const } : {}) },
+    ),
     local: render("local", tested === "local" ? content : {}),
     managed: render("managed", tested === "managed" ? content : {}),
   };
@@ -117,6 +129,15 @@ describe.each(LAYERS)("an error written in the %s layer", { timeout: 60_000 }, (
     const result = await rein(["run", "hi"], dir, { env });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`rein: ${file}:${lineOf(text, '"active"')}: tools.active:`);
+  });
+
+  it("an unknown model id names this layer's file and line, with the closest catalog id", async () => {
+    const { dir, env, file, text } = setUp(layer, { options: ['"model": "anthropic/claude-sonet-4-5"'] });
+    const result = await rein(["run", "hi"], dir, { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `rein: ${file}:${lineOf(text, "claude-sonet")}: unknown model "anthropic/claude-sonet-4-5"; did you mean "anthropic/claude-sonnet-4-5"`,
+    );
   });
 
   it("a plugin entry that cannot be found names this layer's file, its index and its own line", async () => {

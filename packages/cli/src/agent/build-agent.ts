@@ -188,11 +188,12 @@ async function openSession<T>(open: () => Promise<T>, what: string): Promise<T> 
 }
 
 async function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): Promise<ResolvedModel> {
-  if (!options.modelOptional) return resolveModel(loaded.config, { script: options.script });
+  const modelAt = whereWritten(loaded, "model");
+  if (!options.modelOptional) return resolveModel(loaded.config, { script: options.script, modelAt });
   // Inspection commands run the stack without calling a model: a missing model or
   // credential must not stop them, so a scripted stand-in takes its place.
   try {
-    return await resolveModel(loaded.config, { script: options.script });
+    return await resolveModel(loaded.config, { script: options.script, modelAt });
   } catch {
     return resolveModel({ model: { script: [] } });
   }

@@ -66,8 +66,13 @@ export { keyVariable };
 
 export async function resolveModel(
   config: ReinConfig,
-  options: { script?: ScriptStep[] | undefined } = {},
+  options: {
+    script?: ScriptStep[] | undefined;
+    /** Where `model` was written (a layer's file and line), named by an unknown-id error. */
+    modelAt?: { file?: string; line?: number; layer?: string };
+  } = {},
 ): Promise<ResolvedModel> {
+  const at = options.modelAt ?? {};
   const script = options.script ?? (typeof config.model === "object" ? config.model.script : undefined);
   if (script) {
     const scripted = createScriptedModel(script);
@@ -124,6 +129,7 @@ export async function resolveModel(
     throw modelError(
       `model "${name}" is not "provider/id" and no custom model has that id${await didYouMeanModel(name, customIds)}`,
       "run `rein models` to list models",
+      at,
     );
   }
   const providerId = name.slice(0, slash);
@@ -134,6 +140,7 @@ export async function resolveModel(
     throw modelError(
       `unknown provider "${providerId}" in model "${name}"${await didYouMeanModel(name, customIds)}`,
       `known providers: ${known.join(", ")}`,
+      at,
     );
   }
   const models = modelCollection(provider);
@@ -142,6 +149,7 @@ export async function resolveModel(
     throw modelError(
       `unknown model "${name}"${await didYouMeanModel(name, customIds)}`,
       `run \`rein models --provider ${providerId}\``,
+      at,
     );
   }
   const auth = await models.getAuth(model).catch(() => undefined);
