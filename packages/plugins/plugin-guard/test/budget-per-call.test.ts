@@ -120,6 +120,27 @@ describe.each(["parallel", "sequential"] as const)("perRun.maxToolCalls with %s 
   });
 });
 
+describe.each(["parallel", "sequential"] as const)("the other per-run budgets with %s tools", (mode) => {
+  it.each([
+    ["maxTurns", { maxTurns: 2 }, "guard:max-turns"],
+    ["maxTokens", { maxTokens: 1 }, "guard:max-tokens"],
+  ] as const)(
+    "%s: a response past the budget runs none of its calls; the first is denied by the budget, the rest refused with its reason",
+    async (_name, perRun, by) => {
+      // maxTokens: 1 is spent by the first response itself, so even it may not run tools.
+      const first = by === "guard:max-turns" ? calls("a", "b") : calls("x", "y", "z");
+      const h = await guarded(mode, { perRun }, [first, calls("c", "d", "e"), "unused"]);
+      const outcome = await h.prompt("go");
+      expect(outcome.status).toBe("aborted");
+      const ran = by === "guard:max-turns" ? ["a.marker", "b.marker"] : [];
+      expect(markers()).toEqual(ran);
+      const refused = results(h).slice(ran.length);
+      expect(refused.map((r) => r.decision?.by)).toEqual([by, "harness:stopped", "harness:stopped"]);
+      for (const r of refused.slice(1)) expect(r.decision?.reason).toBe(outcome.reason);
+    },
+  );
+});
+
 describe("perSession.maxToolCalls", () => {
   it("counts the earlier runs: the second run gets only what is left, decided per call", async () => {
     const h = await guarded("parallel", { perSession: { maxToolCalls: 3 } }, [
