@@ -34,6 +34,10 @@ export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
 export interface CliErrorFields {
   file?: string;
   line?: number;
+  /** The config layer the fault was written in (`user`, `project`, `local`, `flags`, `managed`). */
+  layer?: string;
+  /** The position of the entry at fault in that layer's own `plugins` list. */
+  index?: number;
   plugin?: string;
   cause?: unknown;
   /** A hint printed under the message (what to do). */
@@ -48,6 +52,8 @@ export class CliError extends Error {
   readonly exitCode: number;
   readonly file?: string;
   readonly line?: number;
+  readonly layer?: string;
+  readonly index?: number;
   readonly plugin?: string;
   readonly hint?: string;
 
@@ -57,6 +63,8 @@ export class CliError extends Error {
     this.exitCode = fields.exitCode ?? (code === "run" ? ExitCode.failed : ExitCode.usage);
     if (fields.file !== undefined) this.file = fields.file;
     if (fields.line !== undefined) this.line = fields.line;
+    if (fields.layer !== undefined) this.layer = fields.layer;
+    if (fields.index !== undefined) this.index = fields.index;
     if (fields.plugin !== undefined) this.plugin = fields.plugin;
     if (fields.hint !== undefined) this.hint = fields.hint;
   }
@@ -75,8 +83,17 @@ export const pluginError = (message: string, fields: CliErrorFields = {}) =>
 export const trustError = (message: string, fields: CliErrorFields = {}) =>
   new CliError(CliErrorCode.trust, located(fields.file, fields.line, message), fields);
 
-export const modelError = (message: string, hint?: string) =>
-  new CliError(CliErrorCode.model, message, hint === undefined ? {} : { hint });
+
+/** `at`: where the model's name was written (for an unknown id), when a layer file wrote it. */
+export const modelError = (
+  message: string,
+  hint?: string,
+  at: Pick<CliErrorFields, "file" | "line" | "layer"> = {},
+) =>
+  new CliError(CliErrorCode.model, located(at.file, at.line, message), {
+    ...at,
+    ...(hint === undefined ? {} : { hint }),
+  });
 
 export const usageError = (message: string, hint?: string) =>
   new CliError(CliErrorCode.usage, message, hint === undefined ? {} : { hint });
@@ -98,6 +115,8 @@ export const withExitCode = (error: CliError, exitCode: number) =>
     exitCode,
     ...(error.file !== undefined ? { file: error.file } : {}),
     ...(error.line !== undefined ? { line: error.line } : {}),
+    ...(error.layer !== undefined ? { layer: error.layer } : {}),
+    ...(error.index !== undefined ? { index: error.index } : {}),
     ...(error.plugin !== undefined ? { plugin: error.plugin } : {}),
     ...(error.hint !== undefined ? { hint: error.hint } : {}),
   });

@@ -19,8 +19,11 @@ function report(error: unknown): number {
   if (error instanceof CommanderError) {
     if (error.exitCode === 0 || error.code === "commander.helpDisplayed") return ExitCode.ok;
     if (error.code === "commander.help") return ExitCode.usage; // a command group without its subcommand: help was shown
-    const message = error.message.replace(/^error:\s*/, "").split("\n")[0];
-    process.stderr.write(`${c.red("rein:")} ${message}\n${c.dim(`  see ${helpCommand()}`)}\n`);
+    const [message, ...more] = error.message.replace(/^error:\s*/, "").split("\n");
+    // Commander's own "(Did you mean run?)" for a misspelt command or option is the most useful line.
+    const suggestion = more.find((line) => /^\(Did you mean /.test(line.trim()));
+    const said = suggestion ? `${message} ${suggestion.trim()}` : message;
+    process.stderr.write(`${c.red("rein:")} ${said}\n${c.dim(`  see ${helpCommand()}`)}\n`);
     return ExitCode.usage;
   }
   if (error instanceof CliError) {

@@ -51,6 +51,18 @@ export function buildProgram(
       run(async (g) => (await import("./commands/run.js")).runCommand(words, options, g)),
     );
 
+  // `rein chat` is what people type first: the chat `rein run` opens with no prompt on a terminal.
+  addConfigFlags(program.command("chat"))
+    .description(
+      "interactive chat with the configured agent (rein run with no prompt; one prompt per line when piped)",
+    )
+    .option("-s, --session <id>", "resume a session (id or unique prefix)")
+    .option("--continue", "resume the latest session")
+    .option("--script <file>", "use a scripted model: a JSON array of replies (offline)")
+    .action((options) =>
+      run(async (g) => (await import("./commands/run.js")).runCommand([], { ...options, chat: true }, g)),
+    );
+
   addConfigFlags(program.command("dev"))
     .description(
       "chat with the configured agent, reloading config and plugins when their files change (/reload too)",
@@ -122,20 +134,24 @@ export function buildProgram(
     .action((id: string, entry: string | undefined) =>
       run(async (g) => (await import("./commands/sessions.js")).forkSession(id, entry, g)),
     );
-  sessions
-    .command("export")
-    .description("export a session as Markdown (default), a standalone HTML page or a JSONL session file")
-    .argument("<id>", "session id or unique prefix")
-    .addOption(
-      new Option("--format <format>", "output format (jsonl: a session file for `sessions import`)")
-        .choices(["md", "html", "jsonl"])
-        .default("md"),
-    )
-    .option("--html", "shorthand for --format html")
-    .option("-o, --out <file>", "write to a file instead of stdout")
-    .action((id: string, options) =>
-      run(async (g) => (await import("./commands/export.js")).exportSession(id, options, g)),
-    );
+  const exportCommand = (command: Command, description: string) =>
+    command
+      .description(description)
+      .argument("<id>", "session id or unique prefix")
+      .addOption(
+        new Option("--format <format>", "output format (jsonl: a session file for `sessions import`)")
+          .choices(["md", "html", "jsonl"])
+          .default("md"),
+      )
+      .option("--html", "shorthand for --format html")
+      .option("-o, --out <file>", "write to a file instead of stdout")
+      .action((id: string, options) =>
+        run(async (g) => (await import("./commands/export.js")).exportSession(id, options, g)),
+      );
+  exportCommand(
+    sessions.command("export"),
+    "export a session as Markdown (default), a standalone HTML page or a JSONL session file",
+  );
   sessions
     .command("import")
     .description("copy a JSONL session file into the configured store (JSONL or PostgreSQL), same id")
@@ -143,6 +159,9 @@ export function buildProgram(
     .action((file: string) =>
       run(async (g) => (await import("./commands/sessions.js")).importSession(file, g)),
     );
+
+  // `rein export` is what people type first: the same command as `rein sessions export`.
+  exportCommand(program.command("export"), "export a session (the same as rein sessions export)");
 
   const approvals = program
     .command("approvals")

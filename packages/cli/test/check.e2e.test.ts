@@ -330,7 +330,8 @@ describe("rein check", { timeout: 120_000 }, () => {
   });
 
   it.each([
-    [["check", "bsh(ls)"], 'unknown tool "bsh"'],
+    [["check", "bsh(ls)"], 'unknown tool "bsh"; did you mean "bash"?'],
+    [["check", "qqqq(ls)"], 'unknown tool "qqqq"\n'],
     [["check", "write", "--arg", "path"], "--arg"],
     [["check", "bash(ls)", "--arg", "command=pwd"], "already gives command"],
     [["check", "--frobnicate"], "unknown option"],

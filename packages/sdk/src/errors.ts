@@ -26,6 +26,8 @@ export const SdkErrorCode = {
   unsupported: "unsupported",
   /** A path argument cannot be resolved (NUL byte, too long, a symlink loop, not a string). */
   invalidPath: "invalid_path",
+  /** A test probed a tool name the harness does not have, without opting in (`unregistered`). */
+  unknownTool: "unknown_tool",
 } as const;
 
 export type SdkErrorCode = (typeof SdkErrorCode)[keyof typeof SdkErrorCode];
@@ -45,6 +47,8 @@ export interface SdkErrorFields {
   index?: number;
   /** For `plugin_cleanup`: each failure, in disposal order. */
   errors?: readonly SdkError[];
+  /** For `unknown_tool`: the registered name closest to the one given, if any is close. */
+  suggestion?: string;
   cause?: unknown;
 }
 
@@ -58,6 +62,7 @@ export class SdkError extends Error {
   readonly hook?: string;
   readonly index?: number;
   readonly errors?: readonly SdkError[];
+  readonly suggestion?: string;
 
   constructor(code: SdkErrorCode, message: string, fields: SdkErrorFields = {}) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
@@ -69,6 +74,7 @@ export class SdkError extends Error {
     if (fields.hook !== undefined) this.hook = fields.hook;
     if (fields.index !== undefined) this.index = fields.index;
     if (fields.errors !== undefined) this.errors = fields.errors;
+    if (fields.suggestion !== undefined) this.suggestion = fields.suggestion;
   }
 }
 
@@ -142,6 +148,19 @@ export const invalidTool = (tool: string | undefined, problem: string) =>
 export const invalidProbe = (tool: string, problem: string) =>
   new SdkError(SdkErrorCode.invalidTool, `tool call probe for "${tool}": ${problem}`, { tool });
 
+/**
+ * `checkToolCall` was given a tool name the harness does not have: almost always a
+ * typo that would make a policy test pass for the wrong reason.
+ */
+export const unknownTool = (tool: string, registered: readonly string[], suggestion: string | undefined) =>
+  new SdkError(
+    SdkErrorCode.unknownTool,
+    `checkToolCall: no tool "${tool}" is registered in this harness${
+      suggestion === undefined ? "" : `; did you mean "${suggestion}"?`
+    } (registered: ${registered.join(", ") || "none"}). To probe an unregistered tool on purpose, pass { unregistered: "refuse" } (denied as a run would) or { unregistered: "evaluate" } (the gates decide on a stand-in).`,
+    { tool, ...(suggestion === undefined ? {} : { suggestion }) },
+  );
+
 export const pluginDisposed = (plugin: string, what: string) =>
   new SdkError(SdkErrorCode.pluginDisposed, `plugin "${plugin}" was disposed; it can no longer ${what}`, {
     plugin,
@@ -156,6 +175,7 @@ export const atEntry = (error: SdkError, index: number) =>
     ...(error.path !== undefined ? { path: error.path } : {}),
     ...(error.hook !== undefined ? { hook: error.hook } : {}),
     ...(error.errors !== undefined ? { errors: error.errors } : {}),
+    ...(error.suggestion !== undefined ? { suggestion: error.suggestion } : {}),
     ...(error.cause !== undefined ? { cause: error.cause } : {}),
     index,
   });

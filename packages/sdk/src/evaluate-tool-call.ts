@@ -22,7 +22,8 @@ import {
   type ToolRisk,
 } from "@rein/harness";
 import { Type } from "typebox";
-import { invalidProbe } from "./errors.js";
+import { closestName } from "./closest-name.js";
+import { invalidProbe, unknownTool } from "./errors.js";
 
 export interface ToolCallProbe {
   name: string;
@@ -47,10 +48,12 @@ export interface EvaluateToolCallOptions {
   /**
    * A tool the harness does not have: `evaluate` runs the gates on a stand-in (how
    * `rein replay` re-decides calls to removed tools); `refuse` denies it by
-   * `harness` as a run would ("unknown tool"). Default `evaluate`; the testing
-   * kit's `checkToolCall` defaults to `refuse`, so a typo is never an allow.
+   * `harness` as a run would ("unknown tool"); `throw` rejects with `unknown_tool`
+   * naming the closest registered name. Default `evaluate`; the testing kit's
+   * `checkToolCall` defaults to `throw`, so a typo fails the test instead of
+   * passing as a deny (or an allow): a test probes an unknown tool only by saying so.
    */
-  unregistered?: "evaluate" | "refuse";
+  unregistered?: "evaluate" | "refuse" | "throw";
   /** Collect what every tap said (`trail` on the evaluation). Default off. */
   trail?: boolean;
   /**
@@ -115,6 +118,10 @@ export async function evaluateToolCall(
 ): Promise<ToolCallEvaluation> {
   const harness = harnessOf(target);
   const registered = harness.tools.find((tool) => tool.name === probe.name);
+  if (!registered && options.unregistered === "throw") {
+    const names = harness.tools.map((tool) => tool.name);
+    throw unknownTool(probe.name, names, closestName(probe.name, names));
+  }
   const risk = probe.risk ?? registered?.risk;
   if (registered && probe.risk !== undefined && probe.risk !== registered.risk) {
     throw invalidProbe(

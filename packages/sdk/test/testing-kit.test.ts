@@ -113,7 +113,7 @@ describe("createTestHarness", () => {
 });
 
 describe("checkToolCall / evaluateToolCall", () => {
-  it("takes a harness or a test harness, and refuses a tool name the harness does not have", async () => {
+  it("takes a harness or a test harness; a tool name the harness does not have is refused only when the test opts in", async () => {
     const t = await createTestHarness({ tools: [echo] });
     for (const check of [checkToolCall, evaluateToolCall]) {
       expect(await check(t.harness, { name: "echo", args: { text: "a" } })).toMatchObject({
@@ -123,10 +123,10 @@ describe("checkToolCall / evaluateToolCall", () => {
         facts: {},
       });
     }
-    // A typo in a policy test must not pass as an allow: denied as a run would.
+    // A typo fails the test (unknown-tool-probe.test.ts); opting in, it is denied as a run would.
     for (const refused of [
-      await checkToolCall(t, { name: "ecoh", args: {} }),
-      await t.checkToolCall({ name: "ecoh", args: {} }),
+      await checkToolCall(t, { name: "ecoh", args: {} }, { unregistered: "refuse" }),
+      await t.checkToolCall({ name: "ecoh", args: {} }, { unregistered: "refuse" }),
     ]) {
       expect(refused).toMatchObject({ decision: "deny", by: "harness", registered: false });
       expect(refused.reason).toContain('unknown tool "ecoh"');

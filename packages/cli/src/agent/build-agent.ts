@@ -19,7 +19,7 @@ import { userConfigDir } from "../config/layers.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
-import { lineOfKey } from "../config/validate-config.js";
+import { whereWritten } from "../config/value-origin.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
 import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { perRequestSignal } from "./request-signal.js";
@@ -141,11 +141,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       try {
         harness.setActiveTools(config.tools.active);
       } catch (error) {
-        const line = lineOfKey(loaded.text, "active");
-        throw configError(`tools.active: ${(error as Error).message}`, {
-          ...(loaded.file ? { file: loaded.file } : {}),
-          ...(line ? { line } : {}),
-        });
+        // Reported where the list was written: the layer that set tools.active.
+        throw configError(`tools.active: ${(error as Error).message}`, whereWritten(loaded, "tools.active"));
       }
     }
   } catch (error) {
@@ -197,11 +194,12 @@ async function openSession<T>(open: () => Promise<T>, what: string): Promise<T> 
 }
 
 async function resolveAgentModel(loaded: LoadedConfig, options: AgentOptions): Promise<ResolvedModel> {
-  if (!options.modelOptional) return resolveModel(loaded.config, { script: options.script });
+  const modelAt = whereWritten(loaded, "model");
+  if (!options.modelOptional) return resolveModel(loaded.config, { script: options.script, modelAt });
   // Inspection commands run the stack without calling a model: a missing model or
   // credential must not stop them, so a scripted stand-in takes its place.
   try {
-    return await resolveModel(loaded.config, { script: options.script });
+    return await resolveModel(loaded.config, { script: options.script, modelAt });
   } catch {
     return resolveModel({ model: { script: [] } });
   }

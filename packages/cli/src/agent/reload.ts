@@ -13,7 +13,7 @@ import { loadPlugins, type ReinConfig } from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
 import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
-import { lineOfKey } from "../config/validate-config.js";
+import { whereWritten } from "../config/value-origin.js";
 import { configError, usageError } from "../errors.js";
 import type { Agent } from "./build-agent.js";
 
@@ -51,11 +51,8 @@ export async function reloadAgent(
     try {
       if (active) scratch.setActiveTools(active);
     } catch (error) {
-      const line = lineOfKey(loaded.text, "active");
-      throw configError(`tools.active: ${(error as Error).message}`, {
-        ...(loaded.file ? { file: loaded.file } : {}),
-        ...(line ? { line } : {}),
-      });
+      // Reported where the list was written: the layer that set tools.active.
+      throw configError(`tools.active: ${(error as Error).message}`, whereWritten(loaded, "tools.active"));
     } finally {
       await host.dispose();
     }

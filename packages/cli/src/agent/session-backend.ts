@@ -16,6 +16,7 @@ import {
   type StoredEntry,
 } from "@rein/harness";
 import type { LoadedConfig } from "../config/load-config.js";
+import { whereWritten } from "../config/value-origin.js";
 import { configError } from "../errors.js";
 
 export interface SessionBackendPort {
@@ -105,7 +106,7 @@ async function postgresBackend(loaded: LoadedConfig, url: string): Promise<Sessi
   } catch (error) {
     throw configError(
       `session.store "postgres" needs the @rein/store-postgres package: install it next to @rein/cli (npm install @rein/store-postgres): ${(error as Error).message}`,
-      loaded.file ? { file: loaded.file } : {},
+      whereWritten(loaded, "session.store"),
     );
   }
   // One store per database and process: its schema check runs once, not on every

@@ -16,6 +16,7 @@ import { readFileSync } from "node:fs";
 import { type DecisionStep, isHarnessError, type ToolCallFacts } from "@rein/harness";
 import { evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
+import { closestNames } from "../config/closest-names.js";
 import { CliError, runFailed, usageError, withExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { reserveStdout } from "../ui/json-stdout.js";
@@ -114,8 +115,13 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
   const { harness } = agent;
   const tool = harness.tools.find((candidate) => candidate.name === input.name);
   if (!tool) {
-    const known = harness.tools.map((t) => t.name).join(", ") || "none (add a tool pack to plugins)";
-    throw usageError(`unknown tool "${input.name}"`, `registered tools: ${known}`);
+    const names = harness.tools.map((t) => t.name);
+    const [close] = closestNames(input.name, names, { limit: 1 });
+    const known = names.join(", ") || "none (add a tool pack to plugins)";
+    throw usageError(
+      `unknown tool "${input.name}"${close === undefined ? "" : `; did you mean "${close}"?`}`,
+      `registered tools: ${known}`,
+    );
   }
   const given = argumentsFor(input, tool);
   const about = {

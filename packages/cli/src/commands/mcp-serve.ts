@@ -14,7 +14,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { buildAgent } from "../agent/build-agent.js";
-import { lineOfKey } from "../config/validate-config.js";
+import { type WrittenAt, whereWritten } from "../config/value-origin.js";
 import { configError, ExitCode, usageError } from "../errors.js";
 import { type GlobalOptions, version } from "../program.js";
 import { ToolGateway } from "./mcp-gateway.js";
@@ -30,11 +30,9 @@ const INSTRUCTIONS =
   "A denied call comes back as an error result whose text says why and which rule decided; do not retry it unchanged.";
 
 /** `mcpServe` from the config: `{ hideDenied?: boolean }`. */
-function serveSettings(config: Record<string, unknown>, where: { file?: string; text?: string }) {
+function serveSettings(config: Record<string, unknown>, fields: WrittenAt) {
   const raw = config.mcpServe;
   if (raw === undefined) return { hideDenied: false };
-  const line = lineOfKey(where.text, "mcpServe");
-  const fields = { ...(where.file ? { file: where.file } : {}), ...(line ? { line } : {}) };
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw configError("mcpServe: expected { hideDenied?: boolean }", fields);
   }
@@ -90,9 +88,8 @@ export async function mcpServeCommand(options: McpServeOptions, globals: GlobalO
   if (!scripted) throw new Error("internal: rein mcp serve needs its scripted stand-in model");
   // Each call is a short run of its own: summarising the calls would only cost time.
   agent.harness.setCompactionSettings({ enabled: false });
-  const where: { file?: string; text?: string } = {};
-  if (agent.loaded.file) where.file = agent.loaded.file;
-  if (agent.loaded.text) where.text = agent.loaded.text;
+  // Errors name the layer file that wrote mcpServe, which need not be the project's.
+  const where = whereWritten(agent.loaded, "mcpServe");
   const settings = serveSettings(agent.loaded.config as Record<string, unknown>, where);
   const gateway = new ToolGateway(agent.harness, scripted, {
     hideDenied: options.hideDenied === true || settings.hideDenied,

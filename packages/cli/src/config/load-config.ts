@@ -97,7 +97,7 @@ export async function loadConfig(options: {
       name,
       file: layerFile,
       dir: dirname(layerFile),
-      ...(await readConfigFile(layerFile, loader)),
+      ...(await readConfigFile(layerFile, loader, name)),
     });
   };
   await read("user", files.user);
@@ -147,6 +147,7 @@ function managedPresent(file: string): boolean {
 async function readConfigFile(
   file: string,
   loader: ModuleLoader,
+  layer: LayerName,
 ): Promise<{ config: ReinConfig; text: string }> {
   let text: string;
   try {
@@ -183,5 +184,5 @@ async function readConfigFile(
     }
     raw = "default" in namespace ? namespace.default : namespace;
   }
-  return { config: validateConfig(raw, { file, text }), text };
+  return { config: validateConfig(raw, { file, text, layer }), text };
 }

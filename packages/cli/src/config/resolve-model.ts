@@ -7,7 +7,6 @@
 import type { Api, Model, Models } from "@earendil-works/pi-ai";
 import {
   type CustomModelConfig,
-  closestName as closest,
   createScriptedModel,
   type ReinConfig,
   type ScriptedModel,
@@ -16,6 +15,7 @@ import {
 import { modelError } from "../errors.js";
 import { keyVariable } from "./credential-variables.js";
 import { builtinProviderIds, customProvider, loadBuiltinProvider, modelCollection } from "./model-catalog.js";
+import { didYouMeanModel } from "./model-suggestions.js";
 
 export interface ResolvedModel {
   model: Model<Api>;
@@ -66,8 +66,13 @@ export { keyVariable };
 
 export async function resolveModel(
   config: ReinConfig,
-  options: { script?: ScriptStep[] | undefined } = {},
+  options: {
+    script?: ScriptStep[] | undefined;
+    /** Where `model` was written (a layer's file and line), named by an unknown-id error. */
+    modelAt?: { file?: string; line?: number; layer?: string };
+  } = {},
 ): Promise<ResolvedModel> {
+  const at = options.modelAt ?? {};
   const script = options.script ?? (typeof config.model === "object" ? config.model.script : undefined);
   if (script) {
     const scripted = createScriptedModel(script);
@@ -118,10 +123,13 @@ export async function resolveModel(
     };
   }
   const slash = name.indexOf("/");
+  // Custom models are written by id (or provider/id): suggested by what the config calls them.
+  const customIds = (config.models ?? []).map((entry) => entry.id);
   if (slash <= 0) {
     throw modelError(
-      `model "${name}" is not "provider/id" and no custom model has that id`,
+      `model "${name}" is not "provider/id" and no custom model has that id${await didYouMeanModel(name, customIds)}`,
       "run `rein models` to list models",
+      at,
     );
   }
   const providerId = name.slice(0, slash);
@@ -129,22 +137,19 @@ export async function resolveModel(
   const provider = await loadBuiltinProvider(providerId);
   if (!provider) {
     const known = await builtinProviderIds();
-    const near = closest(providerId, known);
     throw modelError(
-      `unknown provider "${providerId}" in model "${name}"${near ? ` (did you mean ${near}?)` : ""}`,
+      `unknown provider "${providerId}" in model "${name}"${await didYouMeanModel(name, customIds)}`,
       `known providers: ${known.join(", ")}`,
+      at,
     );
   }
   const models = modelCollection(provider);
   const model = models.getModel(providerId, id);
   if (!model) {
-    const near = closest(
-      id,
-      models.getModels(providerId).map((m) => m.id),
-    );
     throw modelError(
-      `unknown model "${name}"${near ? ` (did you mean ${providerId}/${near}?)` : ""}`,
+      `unknown model "${name}"${await didYouMeanModel(name, customIds)}`,
       `run \`rein models --provider ${providerId}\``,
+      at,
     );
   }
   const auth = await models.getAuth(model).catch(() => undefined);

@@ -26,11 +26,11 @@ import {
 } from "@rein/sdk";
 import { CliError, pluginError, usageError } from "../errors.js";
 import { SHELL_PLUGIN } from "./cli-flags.js";
+import { lineOfEntry } from "./entry-location.js";
 import { LOCAL_CONFIG, localConfigFile } from "./layers.js";
 import type { ConfigLayer, LoadedConfig } from "./load-config.js";
 import { isPlainObject, type LayerName, mergeValues, type OriginTree, originOf } from "./merge-config.js";
-import { lineFromError, type ModuleLoader } from "./module-loader.js";
-import { lineOfKey } from "./validate-config.js";
+import { lineFromError } from "./module-loader.js";
 
 /** First-party plugins the CLI ships with: found from its own folder when a layer's folder has no copy. */
 const CLI_DIR = dirname(fileURLToPath(import.meta.url));
@@ -40,15 +40,29 @@ const SOURCE_EXTENSIONS = ["", ".ts", ".mts", ".js", ".mjs", "/index.ts", "/inde
 const isPathSpecifier = (specifier: string) =>
   specifier.startsWith("./") || specifier.startsWith("../") || isAbsolute(specifier);
 
+/** One layer's entry for a plugin: the layer, its file and text, and the entry's index in that file's `plugins`. */
+export interface EntryPlace {
+  layer: LayerName;
+  file: string | undefined;
+  text: string | undefined;
+  /** The position in that layer's own `plugins` list (not the merged one). */
+  index: number;
+  /** The specifier written there (`inline` for a plugin object). */
+  source: string;
+  /** How many earlier entries of that layer name the same specifier (to find its line). */
+  occurrence: number;
+}
+
 export interface ResolvedEntry {
   entry: PluginHostEntry;
   /** Where it came from, for `rein plugins`. */
   source: string;
   /** The module file it was loaded from (for locating failures in the plugin's code). */
   file?: string;
-  /** The layers that named it, lowest first, and the file of the first (for locating failures). */
+  /** The layers that named it, lowest first. */
   layers?: LayerName[];
-  at?: { file: string | undefined; text: string | undefined };
+  /** Where each of those layers named it, lowest first (for locating failures in the right file). */
+  places?: EntryPlace[];
   /** Which layer each option came from. */
   optionOrigins?: OriginTree;
 }
@@ -56,6 +70,8 @@ export interface ResolvedEntry {
 /** What resolving one layer's entries needs. */
 type LayerSource = Pick<LoadedConfig, "file" | "dir" | "text" | "loader"> & {
   config: Pick<LoadedConfig["config"], "plugins">;
+  /** The layer's name, for errors. */
+  layer?: LayerName;
   /** Bare specifiers not found from `dir` are looked for from these folders next. */
   fallbackDirs?: string[];
   /** The managed layer: bare specifiers resolve from Rein's installation before its folder. */
@@ -71,13 +87,15 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
   for (const layer of layers) {
     const source: LayerSource = {
       ...layer,
+      layer: layer.name,
       loader: loaded.loader,
       // A managed entry resolves from the managed folder and Rein's own installation
       // only: a package planted in the project's node_modules never stands in for it.
       fallbackDirs: layer.name === "managed" ? [] : [loaded.dir].filter((d) => d !== layer.dir),
       managed: layer.name === "managed",
     };
-    for (const entry of await resolveLayer(source)) {
+    for (const [index, entry] of (await resolveLayer(source)).entries()) {
+      const place = placeOf(layer, index, entry.source);
       const options = Array.isArray(entry.entry) && isReinPlugin(entry.entry[0]) ? entry.entry[1] : undefined;
       const plugin = isReinPlugin(entry.entry)
         ? entry.entry
@@ -90,7 +108,7 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
         const first: ResolvedEntry = {
           ...entry,
           layers: [layer.name],
-          at: { file: layer.file, text: layer.text },
+          places: [place],
           optionOrigins: originOf(options ?? {}, layer.name),
         };
         byKey.set(key, first);
@@ -98,6 +116,7 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
         continue;
       }
       known.layers?.push(layer.name);
+      known.places?.push(place);
       if (!isReinPlugin(plugin)) continue;
       const [before, beforeOptions] = splitEntry(known.entry);
       // A plugin the managed layer names runs the managed layer's code: a project's own
@@ -137,6 +156,19 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedEntr
   return merged;
 }
 
+function placeOf(layer: ConfigLayer, index: number, source: string): EntryPlace {
+  const written = layer.config.plugins ?? [];
+  const occurrence = written.slice(0, index).filter((item) => specifierOf(item) === source).length;
+  return { layer: layer.name, file: layer.file, text: layer.text, index, source, occurrence };
+}
+
+const specifierOf = (entry: unknown) =>
+  typeof entry === "string"
+    ? entry
+    : Array.isArray(entry) && typeof entry[0] === "string"
+      ? entry[0]
+      : "inline";
+
 const pluginName = (entry: PluginHostEntry) => {
   const [plugin] = splitEntry(entry);
   return isReinPlugin(plugin) ? plugin.name : undefined;
@@ -162,7 +194,7 @@ function giveGrantsFile(entries: ResolvedEntry[], file: string | undefined, laye
     if (options !== undefined && !isPlainObject(options)) continue;
     if (options?.grantsFile !== undefined) {
       const origin = (item.optionOrigins as Record<string, OriginTree> | undefined)?.grantsFile;
-      const from = layers.find((layer) => layer.name === origin)?.file ?? item.at?.file;
+      const from = layers.find((layer) => layer.name === origin)?.file ?? item.places?.at(-1)?.file;
       throw pluginError(
         `${plugin.name}: "grantsFile" is set by Rein (the project's ${LOCAL_CONFIG}); a config layer cannot point project grants elsewhere`,
         {
@@ -184,15 +216,15 @@ async function resolveLayer(loaded: LayerSource): Promise<ResolvedEntry[]> {
   for (const [index, entry] of entries.entries()) {
     const where = `plugins[${index}]`;
     if (typeof entry === "string") {
-      const file = locate(loaded, entry, where);
-      resolved.push({ entry: await importPlugin(loaded, entry, where, file), source: entry, file });
+      const file = locate(loaded, entry, where, index);
+      resolved.push({ entry: await importPlugin(loaded, entry, where, file, index), source: entry, file });
     } else if (Array.isArray(entry) && typeof entry[0] === "string") {
-      const file = locate(loaded, entry[0], where);
-      const plugin = await importPlugin(loaded, entry[0], where, file);
+      const file = locate(loaded, entry[0], where, index);
+      const plugin = await importPlugin(loaded, entry[0], where, file, index);
       if (!isReinPlugin(plugin)) {
         throw pluginError(
           `${where}: "${entry[0]}" is a tool pack; options can only be given to a plugin`,
-          at(loaded),
+          at(loaded, index),
         );
       }
       resolved.push({ entry: [plugin, entry[1]], source: entry[0], file });
@@ -203,19 +235,28 @@ async function resolveLayer(loaded: LayerSource): Promise<ResolvedEntry[]> {
   return resolved;
 }
 
-function at(loaded: LayerSource) {
-  const line = lineOfKey(loaded.text, "plugins");
-  return { ...(loaded.file ? { file: loaded.file } : {}), ...(line ? { line } : {}) };
+/** The layer's file and the line of its entry `plugins[index]`, and the index (for `CliError.index`). */
+function at(loaded: LayerSource, index: number) {
+  const entries = loaded.config.plugins ?? [];
+  const source = specifierOf(entries[index]);
+  const occurrence = entries.slice(0, index).filter((item) => specifierOf(item) === source).length;
+  const line = lineOfEntry(loaded.text, source, occurrence);
+  return {
+    ...(loaded.file ? { file: loaded.file } : {}),
+    ...(line ? { line } : {}),
+    ...(loaded.layer ? { layer: loaded.layer } : {}),
+    index,
+  };
 }
 
-function locate(loaded: LayerSource, specifier: string, where: string): string {
+function locate(loaded: LayerSource, specifier: string, where: string, index: number): string {
   if (isPathSpecifier(specifier)) {
     const base = resolve(loaded.dir, specifier);
     const candidates = SOURCE_EXTENSIONS.map((extension) => base + extension);
     const found = candidates.find((candidate) => existsSync(candidate) && !candidate.endsWith("/"));
     if (found) return found;
     throw pluginError(`${where}: cannot find plugin "${specifier}"`, {
-      ...at(loaded),
+      ...at(loaded, index),
       hint: `looked for ${candidates.slice(0, 5).join(", ")}`,
     });
   }
@@ -227,17 +268,27 @@ function locate(loaded: LayerSource, specifier: string, where: string): string {
   const found = dirs.map((dir) => loaded.loader.resolve(specifier, dir)).find((file) => file !== undefined);
   if (found) return found;
   throw pluginError(`${where}: cannot find plugin "${specifier}"`, {
-    ...at(loaded),
+    ...at(loaded, index),
     hint: `looked for the npm package "${specifier}" in node_modules from ${join(loaded.dir, "node_modules")} upward; install it (npm install ${specifier}) or use a "./relative/path.ts"`,
   });
 }
 
 async function importPlugin(
-  loaded: { loader: ModuleLoader },
+  loaded: LayerSource,
   specifier: string,
   where: string,
   file: string,
+  index: number,
 ): Promise<PluginHostEntry> {
+  // The fault is in the plugin's file; the hint says which layer file's entry named it.
+  const entry = at(loaded, index);
+  const listed = {
+    ...(entry.file
+      ? { hint: `listed in ${entry.file}${entry.line ? `:${entry.line}` : ""} (${where})` }
+      : {}),
+    ...(entry.layer ? { layer: entry.layer } : {}),
+    index,
+  };
   let namespace: Record<string, unknown>;
   try {
     namespace = await loaded.loader.import(file);
@@ -249,6 +300,7 @@ async function importPlugin(
     throw pluginError(`${where}: cannot load plugin "${specifier}": ${message}`, {
       file,
       ...(line ? { line } : {}),
+      ...listed,
       cause: error,
     });
   }
@@ -260,6 +312,6 @@ async function importPlugin(
   }
   throw pluginError(
     `${where}: "${specifier}" does not export a plugin (export default definePlugin({...})) or a tool pack (export default [defineTool(...)])`,
-    { file },
+    { file, ...listed },
   );
 }

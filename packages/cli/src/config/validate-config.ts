@@ -29,6 +29,8 @@ const THINKING: readonly string[] = THINKING_LEVELS;
 export interface ConfigSource {
   file: string | undefined;
   text: string | undefined;
+  /** The layer the file is (`user`, `project`, `local`, `managed`), carried by every error. */
+  layer?: string;
 }
 
 /** The first line of `text` that defines `key` (`key:` or `"key":`), 1-based. */
@@ -72,6 +74,10 @@ function closest(word: string, candidates: readonly string[]): string | undefine
 }
 
 export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
+  const where = {
+    ...(source.file ? { file: source.file } : {}),
+    ...(source.layer ? { layer: source.layer } : {}),
+  };
   const fail = (
     option: string,
     expected: string,
@@ -79,17 +85,18 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
     key = option.split(/[.[]/)[0] as string,
   ): never => {
     const line = lineOfKey(source.text, key);
+    // `plugins[2]`: the index is this file's own (each layer is validated alone).
+    const entry = /^plugins\[(\d+)\]/.exec(option);
     throw configError(`${option}: expected ${expected}, got ${describe(value)}`, {
-      ...(source.file ? { file: source.file } : {}),
+      ...where,
       ...(line ? { line } : {}),
+      ...(entry ? { index: Number(entry[1]) } : {}),
     });
   };
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw configError(
       `the config must export an object (export default defineConfig({ ... })), got ${describe(raw)}`,
-      {
-        ...(source.file ? { file: source.file } : {}),
-      },
+      where,
     );
   }
   const config = raw as Record<string, unknown>;
@@ -99,7 +106,7 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
       const line = lineOfKey(source.text, key);
       throw configError(
         `unknown option "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; known options: ${CONFIG_OPTIONS.join(", ")}`,
-        { ...(source.file ? { file: source.file } : {}), ...(line ? { line } : {}) },
+        { ...where, ...(line ? { line } : {}) },
       );
     }
   }

@@ -327,24 +327,31 @@ export class AgentHarness extends HarnessConfig {
       operation.abort(new HarnessError("aborted", reason ?? "aborted"));
       void this.events.emit({ type: "abort", ...(reason === undefined ? {} : { reason }) });
     }
-    this.abortRun(reason);
+    this.endRun(reason, true);
   }
 
   /**
-   * What `context.stopRun(reason)` does: ends the current run at once, like
-   * `abort(reason)`, but keeps queued steering and follow-ups (a plugin's stop is
-   * not the user cancelling what they asked for).
+   * What `context.stopRun(reason)` does: ends the current run like `abort(reason)`
+   * (no further request, no further call decided), but never cancels a call a gate
+   * already allowed (it runs to its end) and keeps queued steering and follow-ups
+   * (a plugin's stop is not the user cancelling what they asked for).
    */
   private stopRun(reason: string): void {
     if (typeof reason !== "string" || reason === "")
       throw invalidArgument("stopRun needs a reason (a string)");
-    this.abortRun(reason);
+    this.endRun(reason, false);
   }
 
-  private abortRun(reason: string | undefined): void {
+  /** Aborts the run's signal and, for a person's abort, the one its tools run under. */
+  private endRun(reason: string | undefined, cancelTools: boolean): void {
     const run = this.active;
-    if (!run || run.controller.signal.aborted) return;
-    run.controller.abort(reason === undefined ? undefined : new HarnessError("aborted", reason));
+    if (!run) return;
+    const error = reason === undefined ? undefined : new HarnessError("aborted", reason);
+    const ending = !run.controller.signal.aborted;
+    const cancelling = cancelTools && !run.execution.signal.aborted;
+    if (!ending && !cancelling) return;
+    if (ending) run.controller.abort(error);
+    if (cancelling) run.execution.abort(error);
     void this.events.emit({ type: "abort", runId: run.runId, ...(reason === undefined ? {} : { reason }) });
   }
 

@@ -40,7 +40,10 @@ import type { TurnSnapshot } from "./turn-snapshot.js";
 
 export interface ActiveRun {
   runId: string;
+  /** Aborted to end the run: by a person's `abort()` or a plugin's `stopRun()`. */
   controller: AbortController;
+  /** Aborted only by a person's `abort()`: what allowed tool calls run under. */
+  execution: AbortController;
   turnId: string | undefined;
   snapshot: TurnSnapshot | undefined;
   /** Set when `beforeRun` rewrote the system prompt: it holds for the whole run. */
@@ -56,6 +59,7 @@ export interface ActiveRun {
 export const newRun = (): ActiveRun => ({
   runId: shortId(),
   controller: new AbortController(),
+  execution: new AbortController(),
   turnId: undefined,
   snapshot: undefined,
   systemPromptOverride: undefined,
@@ -179,10 +183,13 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
     environment = { turn, env };
     return env;
   };
+  // Finishing an allowed call (its result and update taps) is cancelled only by a person's abort.
+  const execution = run.execution.signal;
   const config: AgentLoopConfig = {
     runId: run.runId,
     streamFn: port.streamFn(),
     signal,
+    executionSignal: execution,
     emit: (event) => dispatch(port, run, event),
     prepareTurn: () => takeSnapshot(port, run),
     retry: () => port.retryPolicy(),
@@ -227,11 +234,11 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   }
   if (calls.tapped("toolResult")) {
     config.finalizeToolResult = (call, tool, result) =>
-      calls.waterfall("toolResult", result, signal, callInfo(call, tool));
+      calls.waterfall("toolResult", result, execution, callInfo(call, tool));
   }
   if (calls.tapped("toolUpdate")) {
     config.finalizeToolUpdate = (call, tool, partial) =>
-      calls.waterfall("toolUpdate", partial, signal, callInfo(call, tool));
+      calls.waterfall("toolUpdate", partial, execution, callInfo(call, tool));
   }
   if (calls.tapped("beforeRetry")) {
     config.beforeRetry = (request) => calls.bail("beforeRetry", request, signal);

@@ -69,11 +69,14 @@ export interface HookContext {
   readonly queues: QueueControl;
   readonly session: SessionFacade;
   /**
-   * Ends the current run at once (e.g. a budget is exhausted): the provider
-   * stream, waiting taps and running tools are asked to stop as with `abort()`,
-   * no further tool call starts, and the run ends with status `aborted` and
-   * this reason. Unlike a user's `abort()`, queued steering and follow-ups are
-   * kept. Does nothing outside a run or once the run is ending.
+   * Ends the current run (e.g. a budget is exhausted): the provider stream and
+   * waiting taps are asked to stop as with `abort()`, no further request is
+   * made, the response's tool calls not yet decided are refused (`by:
+   * "harness:stopped"`, this reason), and the run ends with status `aborted`
+   * and this reason. Unlike a person's `abort()`, a call a gate already allowed
+   * is not cancelled (it runs to its end, result taps included), and queued
+   * steering and follow-ups are kept. Does nothing outside a run or once the
+   * run is ending.
    */
   stopRun(reason: string): void;
 }

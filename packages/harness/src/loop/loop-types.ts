@@ -121,7 +121,15 @@ export type LoopConfig = AgentLoopConfig & { streamFn: StreamFunction };
 
 export interface AgentLoopConfig extends LoopHooks {
   runId?: string;
+  /** Ends the run: the provider stream, waiting taps, deciding further tool calls. */
   signal?: AbortSignal;
+  /**
+   * What running tools get, and what keeps an allowed call from starting.
+   * Default: `signal`. The harness passes one only a person's `abort()` aborts,
+   * so a plugin's `stopRun` (which aborts `signal`) ends the run without
+   * cancelling a call a gate already allowed.
+   */
+  executionSignal?: AbortSignal;
   /** How each request is made. Default: pi-ai's built-in providers (see AgentHarnessOptions.models). */
   streamFn?: StreamFunction;
   /**

@@ -7,8 +7,13 @@
  * harness's own included (unknown tool, invalid arguments), is a `tool_decision`
  * event; `tool_execution_start` / `_end` bracket only calls that really execute,
  * so a denied call never gets them; parallel tools run together, a `sequential`
- * tool runs alone; once the run's signal aborts no further call starts (not from
- * a gate tap that aborted, not between two sequential calls); a failure of the
+ * tool runs alone; calls are decided one by one in call order, all before the
+ * first executes; once the run is stopped (`signal`: a person's abort or a
+ * plugin's `stopRun`) no further call is decided - each is refused, with the
+ * stop's reason when it was a plugin's stop - and once the person aborts
+ * (`executionSignal`) no further call starts (not from a gate tap that aborted,
+ * not between two sequential calls). A plugin's stop never cancels a call a gate
+ * already allowed: it runs, with the execution signal, to its end. A failure of the
  * caller's hooks never leaves a call without a result: it is recorded and
  * returned as `failure`, and calls planned after it are not executed. The one
  * exception to "a result for every call": a call planned `park` waits for a person,
@@ -45,7 +50,13 @@ interface PlannedCall {
 }
 
 const HARNESS = "harness";
+/** Who refuses the calls left undecided when a plugin stopped the run (`stopRun`). */
+export const STOPPED_DECIDER = "harness:stopped";
 const NOT_STARTED_ABORTED = "not executed: the run was aborted before this call started";
+
+/** The reason the run's signal was aborted with (`abort(reason)` / `stopRun(reason)`). */
+const stopReason = (signal: AbortSignal): string =>
+  signal.reason instanceof Error ? signal.reason.message : "the run was stopped";
 
 type DecidedPlan = Exclude<ToolCallPlan, { action: "park" }>;
 
@@ -63,6 +74,8 @@ export async function runToolCalls(
   emit: (event: HarnessEvent) => Promise<void>,
 ): Promise<ToolCallsOutcome> {
   const calls = assistant.content.filter((block): block is ToolCall => block.type === "toolCall");
+  // Only a person's abort cancels an allowed call; standalone, one signal does both.
+  const execution = config.executionSignal ?? signal;
   let failure: unknown;
   let parked = false;
   const planned: PlannedCall[] = [];
@@ -72,8 +85,13 @@ export async function runToolCalls(
       planned.push({ call, tool, plan: refuse(`not executed: ${describeError(failure)}`) });
       continue;
     }
-    if (signal.aborted) {
+    if (execution.aborted) {
       planned.push({ call, tool, plan: refuse(NOT_STARTED_ABORTED) });
+      continue;
+    }
+    if (signal.aborted) {
+      // A plugin stopped the run (e.g. a budget): the calls after are not decided, and not run.
+      planned.push({ call, tool, plan: await refuseStopped(call, signal, emit) });
       continue;
     }
     try {
@@ -89,7 +107,7 @@ export async function runToolCalls(
     }
   }
 
-  const finals = await executePlanned(planned, turn, config, signal, emit, (error) => {
+  const finals = await executePlanned(planned, turn, config, execution, emit, (error) => {
     failure ??= error;
   });
 
@@ -114,6 +132,23 @@ export async function runToolCalls(
   const outcome: ToolCallsOutcome = failure === undefined ? { results } : { results, failure };
   if (parked) outcome.parked = true;
   return outcome;
+}
+
+async function refuseStopped(
+  call: ToolCall,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+): Promise<DecidedPlan> {
+  const reason = stopReason(signal);
+  const decision: DecisionRecord = { decision: "deny", by: STOPPED_DECIDER, reason };
+  await emit({
+    type: "tool_decision",
+    toolCallId: call.id,
+    toolName: call.name,
+    args: call.arguments,
+    ...decision,
+  });
+  return refuse(`not executed: the run was stopped (${reason})`, decision);
 }
 
 async function planCall(
@@ -165,11 +200,12 @@ async function planCall(
   }
 }
 
+/** Runs the decided calls; `execution` is the signal running tools get (a person's abort). */
 async function executePlanned(
   planned: PlannedCall[],
   turn: LoopTurn,
   config: AgentLoopConfig,
-  signal: AbortSignal,
+  execution: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
   onFailure: (error: unknown) => void,
 ): Promise<ToolResultPayload[]> {
@@ -181,11 +217,11 @@ async function executePlanned(
       await Promise.allSettled(inFlight);
       inFlight = [];
     }
-    // Checked right before each start: an abort from a gate tap or from an earlier call stops the rest.
-    if (entry.plan.action === "execute" && signal.aborted) {
+    // Checked right before each start: a person's abort (during a gate tap or an earlier call) stops the rest.
+    if (entry.plan.action === "execute" && execution.aborted) {
       entry.plan = refuse(NOT_STARTED_ABORTED, entry.plan.decision);
     }
-    const final = completeCall(entry, turn, config, signal, emit, onFailure);
+    const final = completeCall(entry, turn, config, execution, emit, onFailure);
     finals.push(final);
     if (sequential) await final.catch(() => undefined);
     else inFlight.push(final);

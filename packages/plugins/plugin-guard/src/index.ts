@@ -3,11 +3,13 @@
  * cost) and loop detection (the same tool call N times in a row).
  *
  * How a budget ends a run (see README):
- * - the first tool call past an exhausted budget is denied (`by: guard:<budget>`,
- *   e.g. `guard:max-tool-calls`) and the run is stopped at once with
- *   `context.stopRun(reason)`: no further call starts and no further request is
- *   made (a request about to start past a budget, after steering or a follow-up,
- *   is stopped in `beforeRequest`); the run ends with status `aborted` and the reason;
+ * - calls are decided one by one in call order; the first tool call past an
+ *   exhausted budget is denied (`by: guard:<budget>`, e.g. `guard:max-tool-calls`)
+ *   and the run is stopped with `context.stopRun(reason)`: the calls allowed
+ *   before it still run, the later calls of the response are refused by the
+ *   harness with the budget's reason, and no further request is made (a request
+ *   about to start past a budget, after steering or a follow-up, is stopped in
+ *   `beforeRequest`); the run ends with status `aborted` and the reason;
  * - a `custom` session entry `rein.guard-stop` records which budget stopped the
  *   run, its limit, what was used, and why (once per budget and run; for session
  *   budgets once per budget and session);

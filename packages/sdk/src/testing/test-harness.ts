@@ -21,15 +21,11 @@ import {
   type RunOutcome,
   Session,
 } from "@rein/harness";
-import {
-  type EvaluateToolCallOptions,
-  evaluateToolCall,
-  type ToolCallEvaluation,
-  type ToolCallProbe,
-} from "../evaluate-tool-call.js";
+import type { EvaluateToolCallOptions, ToolCallEvaluation, ToolCallProbe } from "../evaluate-tool-call.js";
 import type { LogRecord } from "../logger.js";
 import { loadPlugins, type PluginHost, type PluginHostEntry } from "../plugin-host.js";
 import { createScriptedModel, type RecordedRequest, type ScriptStep } from "../scripted-model.js";
+import { checkToolCall } from "./check-tool-call.js";
 
 /** Harness settings a test may choose; session and model are the kit's. */
 export type TestHarnessConfig = Omit<
@@ -117,8 +113,7 @@ export async function createTestHarness(options: TestHarnessOptions = {}): Promi
     messages: () => harness.session.buildContext().messages,
     eventsOf,
     decisions: () => eventsOf("tool_decision"),
-    checkToolCall: (probe, checkOptions) =>
-      evaluateToolCall(harness, probe, { unregistered: "refuse", ...checkOptions }),
+    checkToolCall: (probe, checkOptions) => checkToolCall(harness, probe, checkOptions),
     dispose() {
       disposing ??= (async () => {
         try {
