@@ -9,6 +9,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { cleanup } from "./support/rein-process.js";
 import { anthropicSignature, startAnthropicServer } from "./support/wire/anthropic-messages.js";
+import { bedrockSignature, startBedrockServer } from "./support/wire/bedrock-converse-stream.js";
 import { startChatCompletionsServer } from "./support/wire/chat-completions.js";
 import { geminiSignature, startGeminiServer } from "./support/wire/google-generative-ai.js";
 import { openaiEncryptedReasoning, startOpenAIResponsesServer } from "./support/wire/openai-responses.js";
@@ -42,7 +43,7 @@ describe("Anthropic Messages: anthropic/claude-opus-5-5", { timeout: 60_000 }, (
       keyVariable: "ANTHROPIC_API_KEY",
       thinkingLevel: "high",
     });
-    expectRecordedRun(run, server, "/v1/messages?beta=true", turns, "claude-opus-5-5");
+    expectRecordedRun(run, server, { path: "/v1/messages?beta=true", turns, id: "claude-opus-5-5" });
     const [first, second] = server.requests;
     for (const request of [first, second]) {
       expect(request?.headers["x-api-key"]).toBe("wire-test-key");
@@ -106,7 +107,7 @@ describe("OpenAI Responses: openai/gpt-6.2-sol", { timeout: 60_000 }, () => {
       keyVariable: "OPENAI_API_KEY",
       thinkingLevel: "high",
     });
-    expectRecordedRun(run, server, "/v1/responses", turns, "gpt-6.2-sol");
+    expectRecordedRun(run, server, { path: "/v1/responses", turns, id: "gpt-6.2-sol" });
     const [first, second] = server.requests;
     for (const request of [first, second]) {
       expect(request?.headers.authorization).toBe("Bearer wire-test-key");
@@ -171,7 +172,7 @@ describe("OpenAI chat completions: deepseek/deepseek-flash", { timeout: 60_000 }
       keyVariable: "DEEPSEEK_API_KEY",
       thinkingLevel: "high",
     });
-    expectRecordedRun(run, server, "/chat/completions", turns, "deepseek-flash");
+    expectRecordedRun(run, server, { path: "/chat/completions", turns, id: "deepseek-flash" });
     const [first, second] = server.requests;
     for (const request of [first, second]) {
       expect(request?.headers.authorization).toBe("Bearer wire-test-key");
@@ -230,13 +231,11 @@ describe("Google Generative AI: google/gemini-4-argon", { timeout: 60_000 }, () 
       keyVariable: "GEMINI_API_KEY",
       thinkingLevel: "high",
     });
-    expectRecordedRun(
-      run,
-      server,
-      "/v1beta/models/gemini-4-argon:streamGenerateContent?alt=sse",
+    expectRecordedRun(run, server, {
+      path: "/v1beta/models/gemini-4-argon:streamGenerateContent?alt=sse",
       turns,
-      "gemini-4-argon",
-    );
+      id: "gemini-4-argon",
+    });
     const [first, second] = server.requests;
     for (const request of [first, second]) {
       expect(request?.headers["x-goog-api-key"]).toBe("wire-test-key");
@@ -274,5 +273,77 @@ describe("Google Generative AI: google/gemini-4-argon", { timeout: 60_000 }, () 
     expect(answer.parts).toContainEqual({
       functionResponse: expect.objectContaining({ name: "lookup", response: { output: TOOL_RESULT } }),
     });
+  });
+});
+
+describe("Bedrock ConverseStream: amazon-bedrock/global.anthropic.claude-opus-5-5", {
+  timeout: 60_000,
+}, () => {
+  it("signs a SigV4 ConverseStream over HTTP/2 with adaptive thinking and an effort, the toolSpec, and the toolResult, and decodes the event stream", async () => {
+    const turns = weatherTurns("tooluse_WireLookup01", true);
+    server = await startBedrockServer(turns);
+    const id = "global.anthropic.claude-opus-5-5";
+    const run = await runAgainst({
+      provider: "amazon-bedrock",
+      id,
+      baseUrl: server.origin,
+      keyVariable: "AWS_ACCESS_KEY_ID",
+      thinkingLevel: "high",
+      // Static keys only: no profile, no config files, no instance metadata lookups.
+      env: {
+        AWS_SECRET_ACCESS_KEY: "wire-test-secret",
+        AWS_REGION: "us-east-1",
+        AWS_PROFILE: "",
+        AWS_CONFIG_FILE: "/nonexistent/aws-config",
+        AWS_SHARED_CREDENTIALS_FILE: "/nonexistent/aws-credentials",
+        AWS_EC2_METADATA_DISABLED: "true",
+      },
+    });
+    // The AWS SDK sends its own User-Agent with Rein's appended as one product token.
+    const userAgent = /^aws-sdk-js\/[\d.]+ .* rein\/\d+\.\d+\.\d+$/;
+    expectRecordedRun(run, server, { path: `/model/${id}/converse-stream`, turns, id, userAgent });
+    const [first, second] = server.requests;
+    for (const request of [first, second]) {
+      expect(request?.headers.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=wire-test-key\/\d{8}\/us-east-1\/bedrock\/aws4_request, SignedHeaders=[^,]*x-amz-date[^,]*, Signature=[0-9a-f]{64}$/,
+      );
+      expect(request?.headers["x-amz-user-agent"]).toMatch(/^aws-sdk-js\/[\d.]+ rein\/\d+\.\d+\.\d+$/);
+      const body = request?.body;
+      expect(body.inferenceConfig).toEqual({ maxTokens: 128_000 });
+      // Claude on Bedrock: the Anthropic thinking fields ride in additionalModelRequestFields.
+      const fields = body.additionalModelRequestFields;
+      expect(fields.thinking).toMatchObject({ type: "adaptive" });
+      expect(fields.output_config).toEqual({ effort: "high" });
+      expect(JSON.stringify(body)).not.toContain("budget_tokens");
+      expect(body.system[0]).toEqual({ text: SYSTEM_PROMPT });
+      expect(body.toolConfig.tools).toEqual([
+        {
+          toolSpec: {
+            name: LOOKUP_TOOL.name,
+            description: LOOKUP_TOOL.description,
+            inputSchema: { json: LOOKUP_TOOL.parameters },
+          },
+        },
+      ]);
+      expect(body.messages[0].content[0]).toEqual({ text: PROMPT });
+    }
+    // The second request replays the signed reasoning and the toolUse, then the toolResult.
+    const assistant = second?.body.messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content).toEqual([
+      { reasoningContent: { reasoningText: { text: turns[0]?.thinking, signature: bedrockSignature(0) } } },
+      { toolUse: { toolUseId: "tooluse_WireLookup01", name: "lookup", input: { city: "Paris" } } },
+    ]);
+    const results = second?.body.messages
+      .flatMap((m: { content: Record<string, unknown>[] }) => m.content)
+      .filter((block: Record<string, unknown>) => block.toolResult);
+    expect(results).toEqual([
+      {
+        toolResult: {
+          toolUseId: "tooluse_WireLookup01",
+          content: [{ text: TOOL_RESULT }],
+          status: "success",
+        },
+      },
+    ]);
   });
 });

@@ -4,6 +4,7 @@
  * Shared by the per-API servers of the wire-capture tests; listens on 127.0.0.1 only.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createH2cServer, type Http2ServerRequest, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 
 /** One request as it arrived on the wire. */
@@ -41,18 +42,28 @@ export type TurnWriter = (
   index: number,
 ) => void;
 
-function headerRecord(req: IncomingMessage): Record<string, string> {
+function headerRecord(req: IncomingMessage | Http2ServerRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+    // HTTP/2 pseudo-headers (`:path`, `:method`) are recorded as method and path instead.
+    if (value !== undefined && !name.startsWith(":"))
+      out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
 }
 
-/** Starts a recording server that answers request n with `turns[n]` through `write`. */
-export function startRecordingServer(turns: WireTurn[], write: TurnWriter): Promise<WireServer> {
+/**
+ * Starts a recording server that answers request n with `turns[n]` through `write`;
+ * with `http2`, a cleartext HTTP/2 server (prior knowledge), as the AWS SDK speaks it.
+ */
+export function startRecordingServer(
+  turns: WireTurn[],
+  write: TurnWriter,
+  options: { http2?: boolean } = {},
+): Promise<WireServer> {
   const requests: CapturedRequest[] = [];
-  const server = createServer((req, res) => {
+  const sessions = new Set<Http2Session>();
+  const handle = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -79,7 +90,16 @@ export function startRecordingServer(turns: WireTurn[], write: TurnWriter): Prom
       }
       write(res, turn, request, index);
     });
-  });
+  };
+  const server = options.http2
+    ? createH2cServer((req, res) => handle(req, res as unknown as ServerResponse)).on(
+        "session",
+        (session) => {
+          sessions.add(session);
+          session.on("close", () => sessions.delete(session));
+        },
+      )
+    : createServer(handle);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
@@ -89,7 +109,8 @@ export function startRecordingServer(turns: WireTurn[], write: TurnWriter): Prom
         requests,
         close: () =>
           new Promise<void>((done) => {
-            server.closeAllConnections();
+            if ("closeAllConnections" in server) server.closeAllConnections();
+            for (const session of sessions) session.destroy();
             server.close(() => done());
           }),
       });

@@ -94,6 +94,8 @@ export async function runAgainst(options: {
   baseUrl: string;
   keyVariable: string;
   thinkingLevel: string;
+  /** More environment (a provider whose credential is more than one variable). */
+  env?: Record<string, string>;
 }): Promise<WireRun> {
   const { provider, id, baseUrl, keyVariable, thinkingLevel } = options;
   const dir = project({
@@ -109,7 +111,9 @@ export async function runAgainst(options: {
 `,
     "tools.ts": TOOLS,
   });
-  const result = await rein(["run", PROMPT], dir, { env: { [keyVariable]: "wire-test-key" } });
+  const result = await rein(["run", PROMPT], dir, {
+    env: { [keyVariable]: "wire-test-key", ...options.env },
+  });
   const folder = join(dir, ".rein", "sessions");
   const files = readdirSync(folder).filter((name) => name.endsWith(".jsonl"));
   expect(files).toHaveLength(1);
@@ -122,18 +126,20 @@ export async function runAgainst(options: {
   return { result, messages };
 }
 
+/** Rein's detailed `User-Agent`, as every HTTP client but the AWS SDK sends it. */
+export const REIN_USER_AGENT = /^rein\/\d+\.\d+\.\d+ \([a-z0-9]+; node\/[\d.]+; [a-z0-9]+\)$/;
+
 /**
  * What every family must show: the run succeeded with the streamed answer on stdout, two
- * POSTs to `path` identifying as Rein, the tool call executed and recorded, and each
- * turn's usage recorded as the server reported it.
+ * POSTs to `path` identifying as Rein (`userAgent`), never as pi, the tool call executed
+ * and recorded, and each turn's usage recorded as the server reported it.
  */
 export function expectRecordedRun(
   run: WireRun,
   server: WireServer,
-  path: string,
-  turns: WireTurn[],
-  id: string,
+  expected: { path: string; turns: WireTurn[]; id: string; userAgent?: RegExp },
 ) {
+  const { path, turns, id, userAgent = REIN_USER_AGENT } = expected;
   const { result, messages } = run;
   expect(result.stderr).not.toContain("✗");
   expect(result.code, result.stderr).toBe(0);
@@ -143,7 +149,7 @@ export function expectRecordedRun(
     expect(request.method).toBe("POST");
     expect(request.path).toBe(path);
     expect(request.headers["content-type"]).toContain("application/json");
-    expect(request.headers["user-agent"]).toMatch(/^rein\/\d+\.\d+\.\d+ \(/);
+    expect(request.headers["user-agent"]).toMatch(userAgent);
     for (const [name, value] of Object.entries(request.headers)) {
       expect(`${name}: ${value}`).not.toMatch(/\bpi\/|pi\.dev/i);
     }
