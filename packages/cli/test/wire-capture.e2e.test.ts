@@ -13,7 +13,7 @@ import { bedrockSignature, startBedrockServer } from "./support/wire/bedrock-con
 import { startChatCompletionsServer } from "./support/wire/chat-completions.js";
 import { geminiSignature, startGeminiServer } from "./support/wire/google-generative-ai.js";
 import { openaiEncryptedReasoning, startOpenAIResponsesServer } from "./support/wire/openai-responses.js";
-import type { WireServer } from "./support/wire/recording-server.js";
+import { startRecordingServer, type WireServer } from "./support/wire/recording-server.js";
 import {
   expectRecordedRun,
   LOOKUP_TOOL,
@@ -276,6 +276,16 @@ describe("Google Generative AI: google/gemini-4-argon", { timeout: 60_000 }, () 
   });
 });
 
+/** Static keys only: no profile, no config files, no instance metadata lookups. */
+const AWS_ENV = {
+  AWS_SECRET_ACCESS_KEY: "wire-test-secret",
+  AWS_REGION: "us-east-1",
+  AWS_PROFILE: "",
+  AWS_CONFIG_FILE: "/nonexistent/aws-config",
+  AWS_SHARED_CREDENTIALS_FILE: "/nonexistent/aws-credentials",
+  AWS_EC2_METADATA_DISABLED: "true",
+};
+
 describe("Bedrock ConverseStream: amazon-bedrock/global.anthropic.claude-opus-5-5", {
   timeout: 60_000,
 }, () => {
@@ -289,15 +299,7 @@ describe("Bedrock ConverseStream: amazon-bedrock/global.anthropic.claude-opus-5-
       baseUrl: server.origin,
       keyVariable: "AWS_ACCESS_KEY_ID",
       thinkingLevel: "high",
-      // Static keys only: no profile, no config files, no instance metadata lookups.
-      env: {
-        AWS_SECRET_ACCESS_KEY: "wire-test-secret",
-        AWS_REGION: "us-east-1",
-        AWS_PROFILE: "",
-        AWS_CONFIG_FILE: "/nonexistent/aws-config",
-        AWS_SHARED_CREDENTIALS_FILE: "/nonexistent/aws-credentials",
-        AWS_EC2_METADATA_DISABLED: "true",
-      },
+      env: AWS_ENV,
     });
     // The AWS SDK sends its own User-Agent with Rein's appended as one product token.
     const userAgent = /^aws-sdk-js\/[\d.]+ .* rein\/\d+\.\d+\.\d+$/;
@@ -307,6 +309,7 @@ describe("Bedrock ConverseStream: amazon-bedrock/global.anthropic.claude-opus-5-
       expect(request?.headers.authorization).toMatch(
         /^AWS4-HMAC-SHA256 Credential=wire-test-key\/\d{8}\/us-east-1\/bedrock\/aws4_request, SignedHeaders=[^,]*x-amz-date[^,]*, Signature=[0-9a-f]{64}$/,
       );
+      expect(request?.headers["amz-sdk-request"]).toBe("attempt=1; max=1");
       expect(request?.headers["x-amz-user-agent"]).toMatch(/^aws-sdk-js\/[\d.]+ rein\/\d+\.\d+\.\d+$/);
       const body = request?.body;
       expect(body.inferenceConfig).toEqual({ maxTokens: 128_000 });
@@ -344,6 +347,30 @@ describe("Bedrock ConverseStream: amazon-bedrock/global.anthropic.claude-opus-5-
           status: "success",
         },
       },
+    ]);
+  });
+
+  it("a throttled ConverseStream is sent once: the AWS SDK's own retries are off, as every client's are", async () => {
+    server = await startRecordingServer(
+      weatherTurns("tooluse_Throttled", true),
+      (res) => {
+        res.writeHead(429, { "content-type": "application/json", "x-amzn-errortype": "ThrottlingException" });
+        res.end(JSON.stringify({ message: "Too many requests, please wait before trying again." }));
+      },
+      { http2: true },
+    );
+    const { result } = await runAgainst({
+      provider: "amazon-bedrock",
+      id: "global.anthropic.claude-opus-5-5",
+      baseUrl: server.origin,
+      keyVariable: "AWS_ACCESS_KEY_ID",
+      thinkingLevel: "high",
+      env: AWS_ENV,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("Too many requests");
+    expect(server.requests.map((request) => request.headers["amz-sdk-request"])).toEqual([
+      "attempt=1; max=1",
     ]);
   });
 });
