@@ -107,7 +107,7 @@ export type {
 } from "./loop/loop-types.js";
 export type { RetrySettings } from "./loop/retry.js";
 export { loadBuiltinProvider } from "./models/builtin-models.js";
-export { reinIdentity } from "./models/rein-identity.js";
+export { reinIdentity, reinIdentityForApi, withReinIdentity } from "./models/rein-identity.js";
 export {
   type Approval,
   type ApprovalAnswer,

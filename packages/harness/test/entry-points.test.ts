@@ -32,9 +32,11 @@ describe("entry points", () => {
       "isHarnessError",
       "loadBuiltinProvider",
       "reinIdentity",
+      "reinIdentityForApi",
       "resolveApproval",
       "runAgentLoop",
       "textResult",
+      "withReinIdentity",
     ]);
   });
 

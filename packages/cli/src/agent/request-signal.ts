@@ -5,14 +5,18 @@
  * (Node's MaxListenersExceededWarning after 10 requests: a real leak). Invariant:
  * each request gets its own signal, linked to the run signal while the request
  * lives and unlinked when its stream ends, so the run signal holds at most one of
- * our listeners at any time and aborting the run still aborts the request.
+ * our listeners at any time and aborting the run still aborts the request. Each request
+ * also carries the identity its API needs on top of the collection's (`withReinIdentity`:
+ * Bedrock's `User-Agent` token).
  */
 import type { Api, Model, Models } from "@earendil-works/pi-ai";
+import { withReinIdentity } from "@rein/harness";
 
 type StreamFunction = Models["streamSimple"];
 
 export function perRequestSignal(models: Models): StreamFunction {
-  const stream: StreamFunction = (model, context, options) => models.streamSimple(model, context, options);
+  const stream: StreamFunction = (model, context, options) =>
+    models.streamSimple(model, context, withReinIdentity(model.api, options));
   return (model: Model<Api>, context, options) => {
     const runSignal = options?.signal;
     if (!runSignal) return stream(model, context, options);

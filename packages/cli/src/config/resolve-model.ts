@@ -13,6 +13,7 @@ import {
   type ScriptStep,
 } from "@rein/sdk";
 import { modelError } from "../errors.js";
+import { clientRetriesOff } from "./client-retries.js";
 import { keyVariable } from "./credential-variables.js";
 import { builtinProviderIds, customProvider, loadBuiltinProvider, modelCollection } from "./model-catalog.js";
 import { didYouMeanModel } from "./model-suggestions.js";
@@ -29,14 +30,6 @@ export interface ResolvedModel {
   /** The base URL requests go to (none for a scripted model), named in model errors. */
   endpoint?: string;
 }
-
-/**
- * Provider clients (the OpenAI and Anthropic SDKs) retry on their own, silently,
- * with their own backoff; the harness retries too, announced by `retry` events.
- * One mechanism: the clients' retries are turned off and the harness's bounded,
- * visible retry is the only one.
- */
-const CLIENT_RETRIES_OFF = { maxRetries: 0 } as const;
 
 function customModel(entry: CustomModelConfig, base?: Model<Api>): Model<Api> {
   // Over a catalogue model, only what the entry says changes (its endpoint, most often):
@@ -95,14 +88,14 @@ export async function resolveModel(
     (entry) => name === entry.id || name === `${entry.provider ?? "custom"}/${entry.id}`,
   );
   if (custom) {
-    const requestOptions: Record<string, unknown> = { ...CLIENT_RETRIES_OFF };
-    if (custom.temperature !== undefined) requestOptions.temperature = custom.temperature;
     // An entry whose provider and id name a catalogue model points that model elsewhere
     // (a gateway, a proxy, a recording server) and keeps its provider's credentials.
     const builtin =
       custom.provider && !custom.apiKeyEnv ? await loadBuiltinProvider(custom.provider) : undefined;
     const base = builtin?.getModels().find((model) => model.id === custom.id);
     const model = customModel(custom, base);
+    const requestOptions: Record<string, unknown> = { ...clientRetriesOff(model) };
+    if (custom.temperature !== undefined) requestOptions.temperature = custom.temperature;
     const description = `${base ? `${custom.provider}/${custom.id} at` : "custom endpoint"} ${custom.baseUrl}`;
     if (builtin && base) {
       const models = modelCollection(builtin);
@@ -158,7 +151,7 @@ export async function resolveModel(
   return {
     model,
     models,
-    requestOptions: { ...CLIENT_RETRIES_OFF },
+    requestOptions: { ...clientRetriesOff(model) },
     description: `${providerId}/${id}`,
     ...(model.baseUrl ? { endpoint: model.baseUrl } : {}),
   };

@@ -14,7 +14,7 @@ import {
   type Provider,
 } from "@earendil-works/pi-ai";
 import type { StreamFunction } from "../loop/loop-types.js";
-import { reinIdentity } from "./rein-identity.js";
+import { reinIdentity, withReinIdentity } from "./rein-identity.js";
 
 /** Provider ids are pi-ai module names: lower-case words joined by dashes. */
 const PROVIDER_ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -67,13 +67,19 @@ export class BuiltinModels {
     );
 }
 
-/** The stream function of a harness: through `models` when given, else the built-in providers. */
+/**
+ * The stream function of a harness: through `models` when given, else the built-in providers.
+ * A request to an API that needs more of Rein's identity gets it (`withReinIdentity`).
+ */
 export function streamThrough(models: Models | undefined): StreamFunction {
-  if (models) return (model, context, options) => models.streamSimple(model, context, options);
+  if (models) {
+    return (model, context, options) =>
+      models.streamSimple(model, context, withReinIdentity(model.api, options));
+  }
   // Made on the first request: a harness that never calls a model (inspection, replay) pays nothing.
   let builtin: BuiltinModels | undefined;
   return (model, context, options) => {
     builtin ??= new BuiltinModels();
-    return builtin.stream(model, context, options);
+    return builtin.stream(model, context, withReinIdentity(model.api, options));
   };
 }
