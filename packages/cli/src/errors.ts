@@ -83,7 +83,6 @@ export const pluginError = (message: string, fields: CliErrorFields = {}) =>
 export const trustError = (message: string, fields: CliErrorFields = {}) =>
   new CliError(CliErrorCode.trust, located(fields.file, fields.line, message), fields);
 
-
 /** `at`: where the model's name was written (for an unknown id), when a layer file wrote it. */
 export const modelError = (
   message: string,

@@ -57,9 +57,9 @@ describe("a harness without a models collection", () => {
     try {
       const anthropic = await loadBuiltinProvider("anthropic");
       const catalogue = anthropic?.getModels().find((m) => m.id === "claude-opus-5-5");
-      expect(catalogue).toBeDefined();
+      if (!catalogue) throw new Error("the catalogue has no anthropic/claude-opus-5-5");
       const port = (server.address() as AddressInfo).port;
-      const model = { ...catalogue!, baseUrl: `http://127.0.0.1:${port}` };
+      const model = { ...catalogue, baseUrl: `http://127.0.0.1:${port}` };
       const harness = new AgentHarness({
         session: Session.create(new MemoryStorage()),
         model,
