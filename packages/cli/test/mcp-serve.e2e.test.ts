@@ -3,11 +3,11 @@
  * (dist/bin.js) in a temporary project: Rein's own tool pack and an upstream MCP
  * server (server-filesystem from npm) behind policy, permissions and redaction.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { request } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client, type ClientOptions, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, describe, expect, it } from "vitest";
@@ -21,6 +21,7 @@ const fsServerScript = createRequire(join(repo, "packages/plugins/tools-mcp/pack
   "@modelcontextprotocol/server-filesystem/dist/index.js",
 );
 const TOKEN = `ghp_${"Zy9Xw8Vu7T".repeat(4)}`;
+const ENV_SECRET = "DB_PASSWORD=hunter2-e2e";
 
 function config(extra = "", morePlugins = ""): string {
   return `import { defineConfig } from "@rein/sdk";
@@ -43,6 +44,7 @@ export default defineConfig({
         { id: "notes", rule: "mcp__fs__write_file(notes/**)", decision: "allow", reason: "notes are fine" },
         { id: "secrets", rule: "mcp__fs__write_file(secrets/**)", decision: "deny", reason: "secrets stay put" },
         { id: "no-moves", rule: "mcp__fs__move_file", decision: "deny", reason: "nothing moves" },
+        { id: "env", rule: "read(.env)", decision: "deny", reason: ".env holds secrets" },
       ],
     }],
     permissions,
@@ -60,6 +62,7 @@ const newProject = (extra = "", morePlugins = "") =>
     "notes/.keep": "",
     "secrets/.keep": "",
     "creds.txt": `token=${TOKEN}\n`,
+    ".env": `${ENV_SECRET}\n`,
   });
 
 const textOf = (result: unknown) =>
@@ -340,6 +343,39 @@ export default defineConfig({
     expect(doctor.code).toBe(2);
     expect(doctor.stdout).toMatch(/✓ mcp +fs: ready/);
     expect(doctor.stdout).toMatch(/✗ mcp +broken: failed[\s\S]*cannot find config.json/);
+  });
+
+  it("an upstream read tool without declared paths never returns .env past read(.env), whatever the spelling", async () => {
+    const dir = newProject();
+    symlinkSync(join(dir, ".env"), join(dir, "settings"));
+    const { client, stderr } = await stdioClient(dir);
+    const spellings = [
+      ".env",
+      "./.env",
+      join(dir, ".env"),
+      "settings",
+      `notes/../.env`,
+      pathToFileURL(join(dir, ".env")).href,
+    ];
+    try {
+      for (const path of spellings) {
+        const result = await client.callTool({ name: "mcp__fs__read_text_file", arguments: { path } });
+        expect({ path, isError: result.isError }).toEqual({ path, isError: true });
+        expect(decisionOf(result)).toMatchObject({ decision: "deny", by: "policy:env" });
+        expect(textOf(result)).not.toContain("hunter2");
+      }
+      const many = await client.callTool({
+        name: "mcp__fs__read_multiple_files",
+        arguments: { paths: ["creds.txt", "settings"] },
+      });
+      expect(many.isError).toBe(true);
+      expect(textOf(many)).not.toContain("hunter2");
+    } finally {
+      await client.close();
+    }
+    const session = /session ([0-9a-f-]{36})/.exec(stderr())?.[1] as string;
+    const recorded = readFileSync(join(dir, ".rein/sessions", readSessionFile(dir, session)), "utf8");
+    expect(recorded).not.toContain("hunter2");
   });
 
   it.each(ERAS)(
