@@ -176,9 +176,10 @@ export class ServerConnection {
       await client.connect(transport, { timeout, ...(this.prior ? { prior: this.prior } : {}) });
       return client;
     } catch (error) {
+      // Whether the server itself ended (before we close anything, which would end it too).
+      const hungUp = transport instanceof ProcessGroupStdioTransport && transport.exit !== undefined;
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
-      const hungUp = transport instanceof ProcessGroupStdioTransport && transport.exit !== undefined;
       if (!(probing && hungUp && started.length === 1 && this.state !== "closed")) throw error;
       this.prior = { kind: "legacy" };
       return this.connectClient(timeout, started);
@@ -204,8 +205,9 @@ export class ServerConnection {
       this.tools = await this.listAll(client, timeout);
       return client;
     })();
+    let connected: Client;
     try {
-      await Promise.race([connecting, expired]);
+      connected = await Promise.race([connecting, expired]);
     } catch (error) {
       this.client = undefined;
       this.transport = undefined;
@@ -221,7 +223,6 @@ export class ServerConnection {
     } finally {
       clearTimeout(timer);
     }
-    const connected = client as unknown as Client;
     const transport = started.at(-1) as Transport;
     if (this.state === "closed") {
       // Closed while starting (dispose during setup): nothing may outlive that.
