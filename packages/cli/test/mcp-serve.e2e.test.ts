@@ -335,7 +335,7 @@ export default defineConfig({
     const tools = await rein(["tools"], dir);
     expect(tools.code).toBe(0);
     expect(tools.stdout).toMatch(/mcp__fs__write_file {2}active {2}risk write {2}from @rein\/tools-mcp/);
-    expect(tools.stdout).toMatch(/✓ fs: ready, 14 tools \(read 10, write 4\)/);
+    expect(tools.stdout).toMatch(/✓ fs: ready, 14 tools \(read 10, write 4\), MCP 2025-11-25 - stdio /);
     expect(tools.stdout).toMatch(
       /✗ broken: failed, 0 tools[\s\S]*exited with code 2; stderr: cannot find config.json/,
     );
