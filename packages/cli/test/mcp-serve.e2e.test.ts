@@ -276,9 +276,9 @@ export default defineConfig({ plugins: [counter] });
     expect(readFileSync(join(dir, "count.txt"), "utf8")).toBe("x\nx\n");
   });
 
-  it.each(ERAS)(
-    "tells a $era client ($version) when an upstream server's tool list changes",
-    async ({ version, options }) => {
+  it.each(ERAS.flatMap((era) => (["stdio", "http"] as const).map((over) => ({ ...era, over }))))(
+    "tells a $era client ($version) over $over when an upstream server's tool list changes",
+    async ({ version, options, over }) => {
       const fixture = join(repo, "packages/plugins/tools-mcp/test/fixtures/changing-server.mjs");
       const dir = project({
         "rein.config.ts": `import { defineConfig } from "@rein/sdk";
@@ -289,7 +289,7 @@ export default defineConfig({
 `,
       });
       let changed = 0;
-      const { client } = await stdioClient(dir, {
+      const withHandler: ClientOptions = {
         ...options,
         listChanged: {
           tools: {
@@ -300,7 +300,19 @@ export default defineConfig({
             },
           },
         },
-      });
+      };
+      const http = over === "http" ? await startHttp(dir) : undefined;
+      let client: Client;
+      if (http) {
+        client = new Client({ name: "rein-test", version: "1.0.0" }, withHandler);
+        await client.connect(
+          new StreamableHTTPClientTransport(http.url, {
+            requestInit: { headers: { authorization: "Bearer test-token-123" } },
+          }),
+        );
+      } else {
+        client = (await stdioClient(dir, withHandler)).client;
+      }
       try {
         expect(client.getNegotiatedProtocolVersion()).toBe(version);
         const before = (await client.listTools()).tools.map((tool) => tool.name);
@@ -315,6 +327,7 @@ export default defineConfig({
         expect(textOf(await client.callTool({ name: "mcp__fx__extra", arguments: {} }))).toBe("extra ran");
       } finally {
         await client.close();
+        if (http) expect(await http.stop()).toBe(0);
       }
     },
   );
