@@ -498,6 +498,13 @@ export default defineConfig({
         if (row.status === 403) expect(await response.text()).toMatch(/origin .* is not allowed/);
         else await response.body?.cancel();
       }
+      // A body over 4 MiB is refused with 413, not read.
+      const huge = await fetch(http.url, {
+        method: "POST",
+        body: `{"x":"${"a".repeat(5 * 1024 * 1024)}"}`,
+        headers: { "content-type": "application/json", authorization: "Bearer test-token-123" },
+      });
+      expect(huge.status).toBe(413);
       // A preflight carries no token: answered for an allowed origin, refused for a foreign one.
       const preflight = (origin: string) =>
         fetch(http.url, {

@@ -12,7 +12,7 @@
  * - the `Host` header must name this listener (127.0.0.1, localhost or [::1] at
  *   its port), else 403;
  * - `Authorization: Bearer <token>` (compared in constant time), else 401;
- * - the path is `/mcp`, and bodies over 4 MiB are refused.
+ * - the path is `/mcp`, and a body over 4 MiB is refused with 413.
  * Listens on 127.0.0.1 only. A 2026-07-28 request (its `_meta` envelope) is served
  * by the SDK's per-request handler; a 2025-era client gets one MCP session per
  * `initialize` (its own server object), so it keeps its standalone stream for
@@ -54,19 +54,24 @@ export interface HttpListener {
 const MAX_BODY = 4 * 1024 * 1024;
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
+class BodyTooLarge extends Error {}
+
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_BODY) {
-        reject(new Error("request body too large"));
-        req.destroy();
+        // Stop keeping it, let the rest drain, so the 413 can still be sent.
+        req.off("data", onData);
+        req.resume();
+        reject(new BodyTooLarge(`request body over ${MAX_BODY} bytes`));
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on("data", onData);
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
@@ -154,7 +159,13 @@ export async function serveHttp(options: HttpOptions): Promise<HttpListener> {
     let parsedBody: unknown;
     let body: Buffer | undefined;
     if (req.method === "POST") {
-      body = await readBody(req);
+      try {
+        body = await readBody(req);
+      } catch (error) {
+        if (!(error instanceof BodyTooLarge)) throw error;
+        res.once("finish", () => req.destroy());
+        return send(res, 413, error.message, { connection: "close", ...cors });
+      }
       try {
         parsedBody = body.length === 0 ? undefined : JSON.parse(body.toString("utf8"));
       } catch {
