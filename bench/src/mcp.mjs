@@ -32,8 +32,8 @@ const CLI = path.join(repo, "packages/cli/dist/bin.js");
 let modules;
 async function load() {
   modules ??= {
-    Client: (await import(fromTools.resolve("@modelcontextprotocol/sdk/client/index.js"))).Client,
-    StdioClientTransport: (await import(fromTools.resolve("@modelcontextprotocol/sdk/client/stdio.js")))
+    Client: (await import(fromTools.resolve("@modelcontextprotocol/client"))).Client,
+    StdioClientTransport: (await import(fromTools.resolve("@modelcontextprotocol/client/stdio")))
       .StdioClientTransport,
     everything: fromTools.resolve("@modelcontextprotocol/server-everything/dist/index.js"),
     sdk: await import(path.join(repo, "packages/sdk/dist/index.js")),

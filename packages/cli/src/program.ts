@@ -301,6 +301,11 @@ export function buildProgram(
       "environment variable with the HTTP bearer token (default REIN_MCP_TOKEN, else random)",
     )
     .option("--hide-denied", "leave tools the gates deny outright out of tools/list")
+    .option(
+      "--allow-origin <origin>",
+      "with --http: also accept browser requests from this origin (scheme://host[:port]; repeatable; loopback origins always pass)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .action((options) =>
       run(async (g) => (await import("./commands/mcp-serve.js")).mcpServeCommand(options, g)),
     );

@@ -3,14 +3,13 @@
  * (dist/bin.js) in a temporary project: Rein's own tool pack and an upstream MCP
  * server (server-filesystem from npm) behind policy, permissions and redaction.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { request } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Client, type ClientOptions, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, describe, expect, it } from "vitest";
 import { cacheRoot, cleanup, project, REIN_BIN, rein, spawnRein } from "./support/rein-process.js";
 
@@ -22,6 +21,7 @@ const fsServerScript = createRequire(join(repo, "packages/plugins/tools-mcp/pack
   "@modelcontextprotocol/server-filesystem/dist/index.js",
 );
 const TOKEN = `ghp_${"Zy9Xw8Vu7T".repeat(4)}`;
+const ENV_SECRET = "DB_PASSWORD=hunter2-e2e";
 
 function config(extra = "", morePlugins = ""): string {
   return `import { defineConfig } from "@rein/sdk";
@@ -44,6 +44,7 @@ export default defineConfig({
         { id: "notes", rule: "mcp__fs__write_file(notes/**)", decision: "allow", reason: "notes are fine" },
         { id: "secrets", rule: "mcp__fs__write_file(secrets/**)", decision: "deny", reason: "secrets stay put" },
         { id: "no-moves", rule: "mcp__fs__move_file", decision: "deny", reason: "nothing moves" },
+        { id: "env", rule: "read(.env)", decision: "deny", reason: ".env holds secrets" },
       ],
     }],
     permissions,
@@ -61,6 +62,7 @@ const newProject = (extra = "", morePlugins = "") =>
     "notes/.keep": "",
     "secrets/.keep": "",
     "creds.txt": `token=${TOKEN}\n`,
+    ".env": `${ENV_SECRET}\n`,
   });
 
 const textOf = (result: unknown) =>
@@ -70,7 +72,13 @@ const textOf = (result: unknown) =>
 const decisionOf = (result: unknown) =>
   (result as { _meta?: Record<string, unknown> })._meta?.["rein/decision"];
 
-async function stdioClient(cwd: string) {
+/** The two protocol eras a client can open with: 2026-07-28 (probe) or the 2025 `initialize`. */
+const ERAS: { era: "modern" | "legacy"; version: string; options: ClientOptions }[] = [
+  { era: "modern", version: "2026-07-28", options: { versionNegotiation: { mode: "auto" } } },
+  { era: "legacy", version: "2025-11-25", options: { versionNegotiation: { mode: "legacy" } } },
+];
+
+async function stdioClient(cwd: string, options: ClientOptions = ERAS[0]?.options ?? {}) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [REIN_BIN, "mcp", "serve"],
@@ -82,7 +90,7 @@ async function stdioClient(cwd: string) {
   transport.stderr?.on("data", (chunk) => {
     stderr += chunk;
   });
-  const client = new Client({ name: "rein-test", version: "1.0.0" });
+  const client = new Client({ name: "rein-test", version: "1.0.0" }, options);
   await client.connect(transport);
   return { client, transport, stderr: () => stderr };
 }
@@ -92,10 +100,13 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
     const dir = newProject();
     const { client, transport, stderr } = await stdioClient(dir);
     const pid = transport.pid as number;
-    const upstream = childrenOf(pid, "server-filesystem");
-    expect(upstream).toHaveLength(1);
+    let upstream: number[] = [];
     try {
+      // A 2026-07-28 connect costs no round trip on the serving process, so the first
+      // request is what proves it is up.
       const { tools } = await client.listTools();
+      upstream = childrenOf(pid, "server-filesystem");
+      expect(upstream).toHaveLength(1);
       const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
       expect(Object.keys(byName)).toEqual(expect.arrayContaining(["read", "write", "mcp__fs__write_file"]));
       expect(byName.mcp__fs__read_text_file?.annotations).toMatchObject({ readOnlyHint: true });
@@ -265,36 +276,61 @@ export default defineConfig({ plugins: [counter] });
     expect(readFileSync(join(dir, "count.txt"), "utf8")).toBe("x\nx\n");
   });
 
-  it("tells the client when an upstream server's tool list changes", async () => {
-    const fixture = join(repo, "packages/plugins/tools-mcp/test/fixtures/changing-server.mjs");
-    const dir = project({
-      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+  it.each(ERAS.flatMap((era) => (["stdio", "http"] as const).map((over) => ({ ...era, over }))))(
+    "tells a $era client ($version) over $over when an upstream server's tool list changes",
+    async ({ version, options, over }) => {
+      const fixture = join(repo, "packages/plugins/tools-mcp/test/fixtures/changing-server.mjs");
+      const dir = project({
+        "rein.config.ts": `import { defineConfig } from "@rein/sdk";
 import mcp from ${JSON.stringify(dist("tools-mcp"))};
 export default defineConfig({
   plugins: [[mcp, { servers: { fx: { command: process.execPath, args: [${JSON.stringify(fixture)}] } } }]],
 });
 `,
-    });
-    const { client } = await stdioClient(dir);
-    try {
-      let changed = 0;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        changed++;
       });
-      const before = (await client.listTools()).tools.map((tool) => tool.name);
-      expect(before).not.toContain("mcp__fx__extra");
-      const added = await client.callTool({ name: "mcp__fx__add_extra", arguments: {} });
-      expect(added.isError).toBe(false);
-      const started = Date.now();
-      while (changed === 0 && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 25));
-      expect(changed).toBeGreaterThan(0);
-      const after = (await client.listTools()).tools.map((tool) => tool.name);
-      expect(after).toContain("mcp__fx__extra");
-      expect(textOf(await client.callTool({ name: "mcp__fx__extra", arguments: {} }))).toBe("extra ran");
-    } finally {
-      await client.close();
-    }
-  });
+      let changed = 0;
+      const withHandler: ClientOptions = {
+        ...options,
+        listChanged: {
+          tools: {
+            autoRefresh: false,
+            debounceMs: 0,
+            onChanged: () => {
+              changed++;
+            },
+          },
+        },
+      };
+      const http = over === "http" ? await startHttp(dir) : undefined;
+      let client: Client;
+      if (http) {
+        client = new Client({ name: "rein-test", version: "1.0.0" }, withHandler);
+        await client.connect(
+          new StreamableHTTPClientTransport(http.url, {
+            requestInit: { headers: { authorization: "Bearer test-token-123" } },
+          }),
+        );
+      } else {
+        client = (await stdioClient(dir, withHandler)).client;
+      }
+      try {
+        expect(client.getNegotiatedProtocolVersion()).toBe(version);
+        const before = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(before).not.toContain("mcp__fx__extra");
+        const added = await client.callTool({ name: "mcp__fx__add_extra", arguments: {} });
+        expect(added.isError).toBe(false);
+        const started = Date.now();
+        while (changed === 0 && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 25));
+        expect(changed).toBeGreaterThan(0);
+        const after = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(after).toContain("mcp__fx__extra");
+        expect(textOf(await client.callTool({ name: "mcp__fx__extra", arguments: {} }))).toBe("extra ran");
+      } finally {
+        await client.close();
+        if (http) expect(await http.stop()).toBe(0);
+      }
+    },
+  );
 
   it("rein tools and rein doctor list MCP servers, their tools and risks, and why one failed", async () => {
     const dir = project({
@@ -312,7 +348,7 @@ export default defineConfig({
     const tools = await rein(["tools"], dir);
     expect(tools.code).toBe(0);
     expect(tools.stdout).toMatch(/mcp__fs__write_file {2}active {2}risk write {2}from @rein\/tools-mcp/);
-    expect(tools.stdout).toMatch(/✓ fs: ready, 14 tools \(read 10, write 4\)/);
+    expect(tools.stdout).toMatch(/✓ fs: ready, 14 tools \(read 10, write 4\), MCP 2025-11-25 - stdio /);
     expect(tools.stdout).toMatch(
       /✗ broken: failed, 0 tools[\s\S]*exited with code 2; stderr: cannot find config.json/,
     );
@@ -322,62 +358,249 @@ export default defineConfig({
     expect(doctor.stdout).toMatch(/✗ mcp +broken: failed[\s\S]*cannot find config.json/);
   });
 
-  it("serves Streamable HTTP on 127.0.0.1 only with the bearer token", async () => {
+  it("an upstream read tool without declared paths never returns .env past read(.env), whatever the spelling", async () => {
     const dir = newProject();
-    const child = spawnRein(["mcp", "serve", "--http", "0"], dir, { REIN_MCP_TOKEN: "test-token-123" });
-    let stderr = "";
-    child.stderr?.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    symlinkSync(join(dir, ".env"), join(dir, "settings"));
+    const { client, stderr } = await stdioClient(dir);
+    const spellings = [
+      ".env",
+      "./.env",
+      join(dir, ".env"),
+      "settings",
+      `notes/../.env`,
+      pathToFileURL(join(dir, ".env")).href,
+    ];
     try {
-      const started = Date.now();
-      while (!/listening on (\S+)/.test(stderr)) {
-        if (Date.now() - started > 60_000) throw new Error(`no listener: ${stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      for (const path of spellings) {
+        const result = await client.callTool({ name: "mcp__fs__read_text_file", arguments: { path } });
+        expect({ path, isError: result.isError }).toEqual({ path, isError: true });
+        expect(decisionOf(result)).toMatchObject({ decision: "deny", by: "policy:env" });
+        expect(textOf(result)).not.toContain("hunter2");
       }
-      const url = new URL((/listening on (\S+)/.exec(stderr) as RegExpExecArray)[1] as string);
-      expect(url.hostname).toBe("127.0.0.1");
-      expect(stderr).not.toContain("test-token-123");
-      const anonymous = await fetch(url, {
-        method: "POST",
-        body: "{}",
-        headers: { "content-type": "application/json" },
+      const many = await client.callTool({
+        name: "mcp__fs__read_multiple_files",
+        arguments: { paths: ["creds.txt", "settings"] },
       });
-      expect(anonymous.status).toBe(401);
-      const wrong = await fetch(url, {
-        method: "POST",
-        body: "{}",
-        headers: { authorization: "Bearer nope" },
-      });
-      expect(wrong.status).toBe(401);
-
-      const client = new Client({ name: "rein-test", version: "1.0.0" });
-      await client.connect(
-        new StreamableHTTPClientTransport(url, {
-          requestInit: { headers: { authorization: "Bearer test-token-123" } },
-        }),
-      );
-      const names = (await client.listTools()).tools.map((tool) => tool.name);
-      expect(names).toContain("mcp__fs__write_file");
-      const denied = await client.callTool({
-        name: "mcp__fs__write_file",
-        arguments: { path: "secrets/k.txt", content: "x" },
-      });
-      expect(decisionOf(denied)).toMatchObject({ decision: "deny", by: "policy:secrets" });
-      const allowed = await client.callTool({
-        name: "mcp__fs__write_file",
-        arguments: { path: "notes/h.txt", content: "via http" },
-      });
-      expect(allowed.isError).toBe(false);
-      expect(readFileSync(join(dir, "notes/h.txt"), "utf8")).toBe("via http");
-      await client.close();
+      expect(many.isError).toBe(true);
+      expect(textOf(many)).not.toContain("hunter2");
     } finally {
-      child.kill("SIGTERM");
+      await client.close();
     }
-    expect(await exited).toBe(0);
+    const session = /session ([0-9a-f-]{36})/.exec(stderr())?.[1] as string;
+    const recorded = readFileSync(join(dir, ".rein/sessions", readSessionFile(dir, session)), "utf8");
+    expect(recorded).not.toContain("hunter2");
+  });
+
+  it.each(ERAS)(
+    "serves a $era client ($version) over Streamable HTTP on 127.0.0.1 only with the bearer token",
+    async ({ version, options }) => {
+      const dir = newProject();
+      const http = await startHttp(dir);
+      try {
+        expect(http.url.hostname).toBe("127.0.0.1");
+        expect(http.stderr()).not.toContain("test-token-123");
+        const anonymous = await fetch(http.url, {
+          method: "POST",
+          body: "{}",
+          headers: { "content-type": "application/json" },
+        });
+        expect(anonymous.status).toBe(401);
+        const wrong = await fetch(http.url, {
+          method: "POST",
+          body: "{}",
+          headers: { authorization: "Bearer nope" },
+        });
+        expect(wrong.status).toBe(401);
+
+        const client = new Client({ name: "rein-test", version: "1.0.0" }, options);
+        await client.connect(
+          new StreamableHTTPClientTransport(http.url, {
+            requestInit: { headers: { authorization: "Bearer test-token-123" } },
+          }),
+        );
+        expect(client.getNegotiatedProtocolVersion()).toBe(version);
+        const names = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(names).toContain("mcp__fs__write_file");
+        const denied = await client.callTool({
+          name: "mcp__fs__write_file",
+          arguments: { path: "secrets/k.txt", content: "x" },
+        });
+        expect(decisionOf(denied)).toMatchObject({ decision: "deny", by: "policy:secrets" });
+        const allowed = await client.callTool({
+          name: "mcp__fs__write_file",
+          arguments: { path: `notes/${version}.txt`, content: "via http" },
+        });
+        expect(allowed.isError).toBe(false);
+        expect(readFileSync(join(dir, `notes/${version}.txt`), "utf8")).toBe("via http");
+        await client.close();
+      } finally {
+        expect(await http.stop()).toBe(0);
+      }
+    },
+  );
+
+  it("checks Origin before anything else: foreign origins get 403, loopback and listed ones pass", async () => {
+    const dir = newProject();
+    const http = await startHttp(dir, ["--allow-origin", "https://app.example.com/"]);
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "browser", version: "1" },
+      },
+    });
+    const post = (headers: Record<string, string>) =>
+      fetch(http.url, {
+        method: "POST",
+        body: initialize,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: "Bearer test-token-123",
+          ...headers,
+        },
+      });
+    const table: { origin?: string; status: number; cors: boolean; headers?: Record<string, string> }[] = [
+      { status: 200, cors: false }, // a non-browser client sends no Origin
+      { origin: "http://localhost:5173", status: 200, cors: true },
+      { origin: "http://127.0.0.1:9", status: 200, cors: true },
+      { origin: "http://[::1]:8080", status: 200, cors: true },
+      { origin: "https://app.example.com", status: 200, cors: true }, // listed
+      { origin: "https://evil.example", status: 403, cors: false },
+      { origin: "http://localhost.evil.example", status: 403, cors: false },
+      { origin: "https://app.example.com.evil.example", status: 403, cors: false },
+      { origin: "http://app.example.com", status: 403, cors: false }, // listed with https only
+      { origin: "https://app.example.com:8443", status: 403, cors: false }, // another port
+      { origin: "https://app.example.com/path", status: 403, cors: false },
+      { origin: "https://user@app.example.com", status: 403, cors: false },
+      { origin: "null", status: 403, cors: false }, // opaque origin (sandboxed iframe, file:)
+      { origin: "", status: 403, cors: false },
+      { origin: "file://", status: 403, cors: false },
+      { origin: "chrome-extension://abcdef", status: 403, cors: false },
+      // Refused before the token is even looked at.
+      { origin: "https://evil.example", status: 403, cors: false, headers: { authorization: "Bearer nope" } },
+    ];
+    try {
+      for (const row of table) {
+        const response = await post({
+          ...(row.origin !== undefined ? { origin: row.origin } : {}),
+          ...(row.headers ?? {}),
+        });
+        const seen = {
+          origin: row.origin,
+          status: response.status,
+          cors: response.headers.has("access-control-allow-origin"),
+        };
+        expect(seen).toEqual({ origin: row.origin, status: row.status, cors: row.cors });
+        if (row.status === 403) expect(await response.text()).toMatch(/origin .* is not allowed/);
+        else await response.body?.cancel();
+      }
+      // A body over 4 MiB is refused with 413, not read.
+      const huge = await fetch(http.url, {
+        method: "POST",
+        body: `{"x":"${"a".repeat(5 * 1024 * 1024)}"}`,
+        headers: { "content-type": "application/json", authorization: "Bearer test-token-123" },
+      });
+      expect(huge.status).toBe(413);
+      // A preflight carries no token: answered for an allowed origin, refused for a foreign one.
+      const preflight = (origin: string) =>
+        fetch(http.url, {
+          method: "OPTIONS",
+          headers: {
+            origin,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization",
+          },
+        });
+      const ok = await preflight("https://app.example.com");
+      expect(ok.status).toBe(204);
+      expect(ok.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+      expect(ok.headers.get("access-control-allow-headers")).toContain("authorization");
+      expect((await preflight("https://evil.example")).status).toBe(403);
+      // DNS rebinding: a Host that is not this listener (fetch sets Host itself, so node:http).
+      const rebound = await new Promise<number | undefined>((resolve, reject) => {
+        const req = request(
+          http.url,
+          {
+            method: "POST",
+            headers: {
+              host: `evil.example:${http.url.port}`,
+              authorization: "Bearer test-token-123",
+              "content-type": "application/json",
+            },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          },
+        );
+        req.on("error", reject);
+        req.end(initialize);
+      });
+      expect(rebound).toBe(403);
+
+      // A real client from a foreign origin, either era, never gets a session or a call.
+      for (const { options } of ERAS) {
+        const client = new Client({ name: "rebound", version: "1.0.0" }, options);
+        await expect(
+          client.connect(
+            new StreamableHTTPClientTransport(http.url, {
+              requestInit: {
+                headers: { authorization: "Bearer test-token-123", origin: "https://evil.example" },
+              },
+            }),
+          ),
+        ).rejects.toMatchObject({ status: 403 });
+      }
+    } finally {
+      expect(await http.stop()).toBe(0);
+    }
+  });
+
+  it("refuses a malformed --allow-origin or mcpServe.allowedOrigins, naming it", async () => {
+    const dir = newProject();
+    const flag = await rein(["mcp", "serve", "--http", "0", "--allow-origin", "app.example.com"], dir);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/--allow-origin: "app.example.com" is not an origin/);
+    const configured = newProject(
+      `mcpServe: { allowedOrigins: ["https://ok.example", "https://x.example/path"] },`,
+    );
+    const fromConfig = await rein(["mcp", "serve", "--http", "0"], configured);
+    expect(fromConfig.code).toBe(2);
+    expect(fromConfig.stderr).toMatch(
+      /mcpServe.allowedOrigins\[1\]: "https:\/\/x.example\/path" is not an origin/,
+    );
   });
 });
+
+/** `rein mcp serve --http 0` in `dir` with the test token; resolves once it listens. */
+async function startHttp(dir: string, args: string[] = []) {
+  const child = spawnRein(["mcp", "serve", "--http", "0", ...args], dir, {
+    REIN_MCP_TOKEN: "test-token-123",
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const started = Date.now();
+  while (!/listening on (\S+)/.test(stderr)) {
+    if (Date.now() - started > 60_000 || child.exitCode !== null) throw new Error(`no listener: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const url = new URL((/listening on (\S+)/.exec(stderr) as RegExpExecArray)[1] as string);
+  return {
+    url,
+    stderr: () => stderr,
+    stop: () => {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
 
 function readSessionFile(dir: string, id: string): string {
   return readdirSync(join(dir, ".rein/sessions")).find((name) => name.includes(id)) as string;

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { HarnessEvent, RunOutcome } from "../src/events/event-types.js";
 import { AgentHarness, type AgentHarnessOptions } from "../src/harness/agent-harness.js";
 import { INTERRUPTED_UNKNOWN } from "../src/harness/recovery.js";
-import { approvalsOf, callHash, resolveApproval } from "../src/session/approvals.js";
+import { approvalsOf, callHash, openParks, resolveApproval } from "../src/session/approvals.js";
 import type { RecordedToolResult } from "../src/session/entries.js";
 import { JsonlStorage } from "../src/session/jsonl-storage.js";
 import { Session } from "../src/session/session.js";
@@ -350,5 +350,22 @@ describe("the call hash", () => {
     expect(callHash("write", { path: "a.txt", opts: { mode: 2, force: true } })).not.toBe(a);
     expect(callHash("read", { path: "a.txt", opts: { mode: 1, force: true } })).not.toBe(a);
     expect(a).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe("finding open parks costs nothing in a session that never parked", () => {
+  it("journalCount counts park records as appended and as reopened; openParks finds them only then", async () => {
+    const fresh = open(sessionFile());
+    fresh.appendJournal({ event: "run_start", runId: "r1" });
+    expect(fresh.journalCount("tool_park")).toBe(0);
+    expect(openParks(fresh)).toEqual([]);
+    fresh.close();
+
+    const { file, outcome } = await parkedSession();
+    const reopened = open(file);
+    expect(reopened.journalCount("tool_park")).toBe(1);
+    expect(reopened.journalCount("run_start")).toBeGreaterThan(0);
+    expect(openParks(reopened).map(({ park }) => park.approvalId)).toEqual([outcome.parked?.[0]?.approvalId]);
+    reopened.close();
   });
 });

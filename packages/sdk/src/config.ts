@@ -97,8 +97,11 @@ export interface ReinConfig {
   thinkingLevel?: ThinkingLevel;
   /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
   compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
-  /** `rein mcp serve`: `hideDenied` leaves tools the gates deny outright out of `tools/list`. */
-  mcpServe?: { hideDenied?: boolean };
+  /**
+   * `rein mcp serve`: `hideDenied` leaves tools the gates deny outright out of `tools/list`;
+   * `allowedOrigins` (`scheme://host[:port]`) are browser origins `--http` accepts besides loopback ones.
+   */
+  mcpServe?: { hideDenied?: boolean; allowedOrigins?: string[] };
   /**
    * Retry of transient model errors (the only retry: provider clients' own retries
    * are off): `enabled` (default true), `maxAttempts` (4, the first call

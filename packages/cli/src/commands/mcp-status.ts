@@ -14,6 +14,8 @@ export interface McpServerReport {
   state: string;
   reason?: string;
   restarts: number;
+  /** The MCP revision the connection speaks (`2026-07-28`, `2025-11-25`), once connected. */
+  protocolVersion?: string;
   tools: { name: string; mcpName: string; risk: string; paths: string[] }[];
   skipped: { tool: string; reason: string }[];
 }
@@ -40,7 +42,8 @@ const count = (tools: McpServerReport["tools"]) => {
 export function describeServer(server: McpServerReport): { ok: boolean; line: string; reason?: string } {
   const ok = server.state === "ready";
   const restarts = server.restarts > 0 ? `, restarted ${server.restarts}x` : "";
-  const line = `${server.name}: ${server.state}${restarts}, ${count(server.tools)} - ${server.transport || "not configured"}`;
+  const protocol = typeof server.protocolVersion === "string" ? `, MCP ${server.protocolVersion}` : "";
+  const line = `${server.name}: ${server.state}${restarts}, ${count(server.tools)}${protocol} - ${server.transport || "not configured"}`;
   const reasons = [server.reason, ...server.skipped.map((skip) => skip.reason)].filter(
     (reason): reason is string => typeof reason === "string" && reason !== "",
   );

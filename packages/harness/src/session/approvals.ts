@@ -102,6 +102,9 @@ export function approvalsOf(session: Session): Approval[] {
 
 /** The parks whose calls are still open on the active branch (what a resume answers), in call order. */
 export function openParks(session: Session): { park: ParkRecord; answer?: ApprovalRecord }[] {
+  // Asked before every prompt: a session that never parked a call (the common case, and
+  // every `rein mcp serve` session) must not pay a walk of its whole branch for it.
+  if (session.journalCount("tool_park") === 0) return [];
   const open = openToolCalls(session.branch());
   if (open.length === 0) return [];
   const parks = new Map<string, ParkRecord>();

@@ -50,6 +50,8 @@ export class Session {
   /** Entries and journal records by id (one id space); a validating storage's index if it gave one. */
   #byId = new Map<string, StoredEntry>();
   readonly #journal: JournalEntry[] = [];
+  /** How many journal records of each event the session holds (so "any parks?" costs O(1)). */
+  readonly #journalEvents = new Map<string, number>();
   /**
    * Tree children of each node (`null`: roots), in append order; leaf entries are not
    * nodes. Built on the first `children()` call, since a harness resuming a long
@@ -137,6 +139,11 @@ export class Session {
   /** Every journal record (run, turn and tool-call boundaries, queue and pending-write records), in append order. */
   journal(): readonly JournalEntry[] {
     return this.#journal;
+  }
+
+  /** How many journal records with this `event` the session holds (`tool_park`, `run_start`, ...). */
+  journalCount(event: string): number {
+    return this.#journalEvents.get(event) ?? 0;
   }
 
   getEntry(id: string): SessionEntry | undefined {
@@ -328,6 +335,7 @@ export class Session {
   /** Adds a record that storage already holds (`indexed`: and `#byId` too). */
   #admitJournal(entry: JournalEntry, indexed = false): void {
     this.#journal.push(entry);
+    this.#journalEvents.set(entry.event, (this.#journalEvents.get(entry.event) ?? 0) + 1);
     if (!indexed) this.#byId.set(entry.id, entry);
   }
 

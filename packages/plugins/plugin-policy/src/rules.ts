@@ -72,7 +72,11 @@ export interface CallLike {
   readonly name: string;
   readonly args: Record<string, unknown>;
   /** The gate call's facts: canonical paths (path rules), the sandbox boundary (`when` conditions). */
-  readonly facts?: { readonly paths?: readonly ResolvedPathFacts[] | undefined };
+  readonly facts?: {
+    readonly paths?: readonly ResolvedPathFacts[] | undefined;
+    /** Paths the arguments name though the tool declares none: deny and ask path rules only. */
+    readonly mentionedPaths?: readonly ResolvedPathFacts[] | undefined;
+  };
 }
 
 export type { Where };
@@ -194,8 +198,53 @@ export function ruleMatches(
   return rule.decision === "allow" ? units.every(hit) : units.some(hit);
 }
 
+/**
+ * The strictest deny or ask path rule matching a path the call's arguments name
+ * without being declared (`facts.mentionedPaths`): rules for the tool itself and
+ * `read(...)` rules, matched as path globs on every spelling. Never an allow.
+ */
+function evaluateMentions(
+  rules: readonly CompiledRule[],
+  call: CallLike,
+  where: Where,
+): PolicyVerdict | undefined {
+  const mentions = call.facts?.mentionedPaths;
+  if (!mentions || mentions.length === 0) return undefined;
+  const units = factUnits(mentions, where);
+  let strictest: { rule: CompiledRule; unit: Unit } | undefined;
+  for (const rule of rules) {
+    if (rule.decision === "allow" || !isPathScoped(rule)) continue;
+    if (!(rule.appliesTo(call.name) || rule.appliesTo("read"))) continue;
+    if (!whenHolds(rule.when, call.facts)) continue;
+    const unit = units.find((candidate) => rule.matchUnit(candidate, "path") !== undefined);
+    if (unit === undefined) continue;
+    if (!strictest || RANK[rule.decision] > RANK[strictest.rule.decision]) strictest = { rule, unit };
+    if (strictest.rule.decision === "deny") break;
+  }
+  if (!strictest) return undefined;
+  return {
+    decision: strictest.rule.decision,
+    rule: strictest.rule.label,
+    reason: `${strictest.rule.reason} (${strictest.rule.spec} matched ${JSON.stringify(strictest.unit.display)}, a path in the arguments)`,
+  };
+}
+
 /** Decides one call against every rule: strictest wins; undefined when no rule matches. */
 export function evaluateRules(
+  rules: readonly CompiledRule[],
+  call: CallLike,
+  kinds: ToolKinds,
+  where: Where,
+  shell?: ShellCommandFacts,
+): PolicyVerdict | undefined {
+  const byArgs = evaluateByArgs(rules, call, kinds, where, shell);
+  if (byArgs?.decision === "deny") return byArgs;
+  const byMentions = evaluateMentions(rules, call, where);
+  if (byMentions === undefined) return byArgs;
+  return byArgs === undefined || RANK[byMentions.decision] > RANK[byArgs.decision] ? byMentions : byArgs;
+}
+
+function evaluateByArgs(
   rules: readonly CompiledRule[],
   call: CallLike,
   kinds: ToolKinds,

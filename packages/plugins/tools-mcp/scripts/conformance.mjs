@@ -5,15 +5,17 @@
  * Usage (from the repository root, after `pnpm build`):
  *   node packages/plugins/tools-mcp/scripts/conformance.mjs <conformance bin> [scenario...]
  * where <conformance bin> is the `conformance` executable of
- * @modelcontextprotocol/conformance 0.1.10 (the last release that runs on Node 20;
- * later ones import fs.globSync), installed anywhere, e.g.
- *   npm install --prefix /tmp/conformance @modelcontextprotocol/conformance@0.1.10
+ * @modelcontextprotocol/conformance 0.1.16 (needs Node 22+, as Rein does), installed
+ * anywhere, e.g.
+ *   npm install --prefix /tmp/conformance @modelcontextprotocol/conformance@0.1.16
  *   node packages/plugins/tools-mcp/scripts/conformance.mjs /tmp/conformance/node_modules/.bin/conformance
  *
  * A throwaway project is served: @rein/tools-mcp with server-everything (from this
  * package's devDependencies) behind @rein/plugin-policy. The suite cannot send the
  * bearer token `rein mcp serve --http` requires, so a proxy on 127.0.0.1 adds it;
- * nothing leaves the machine.
+ * nothing leaves the machine. The proxy maps its own Host to the listener's and
+ * passes any other Host (and every Origin) through unchanged, so the suite's
+ * DNS-rebinding scenario reaches Rein's own checks.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -68,14 +70,16 @@ const upstream = await new Promise((resolve, reject) => {
   });
   serve.once("exit", (code) => reject(new Error(`rein mcp serve exited ${code}: ${err}`)));
 });
+let proxyHosts = new Set();
 const proxy = http.createServer((req, res) => {
+  const host = proxyHosts.has(req.headers.host) ? upstream.host : req.headers.host;
   const forward = http.request(
     {
       host: upstream.hostname,
       port: upstream.port,
       path: req.url,
       method: req.method,
-      headers: { ...req.headers, host: upstream.host, authorization: `Bearer ${token}` },
+      headers: { ...req.headers, host, authorization: `Bearer ${token}` },
     },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -86,6 +90,7 @@ const proxy = http.createServer((req, res) => {
   req.pipe(forward);
 });
 await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+proxyHosts = new Set([`127.0.0.1:${proxy.address().port}`, `localhost:${proxy.address().port}`]);
 const url = `http://127.0.0.1:${proxy.address().port}${upstream.pathname}`;
 const list = scenarios.length > 0 ? scenarios : listServerScenarios();
 const results = [];

@@ -17,13 +17,20 @@
  * - `close()` is final: no restart after it, and a stdio server's whole process
  *   group is gone when it resolves.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  Client,
+  type ClientOptions,
+  type PriorDiscovery,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import type { McpCallResult } from "./content.js";
 import { callFailed, callTimeout, describeError, startFailed, unavailable } from "./errors.js";
-import type { ServerSpec } from "./options.js";
+import type { ProtocolChoice, ServerSpec } from "./options.js";
 import type { ToolAnnotations } from "./risk.js";
 import { ProcessGroupStdioTransport } from "./stdio-transport.js";
 
@@ -54,10 +61,40 @@ const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
 const STABLE_MS = 30_000;
 
-/** `HTTP 401` for the SDK's Streamable HTTP errors, whose `code` is the response status. */
+/** `HTTP 401` for the SDK's Streamable HTTP errors, which carry the response status. */
 function httpStatusOf(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === "number" && code >= 100 && code < 600 ? `HTTP ${code}` : "";
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof SdkHttpError) return `HTTP ${cause.status}`;
+  }
+  return "";
+}
+
+/** The newest protocol revision Rein speaks; older peers get 2025-11-25 (and what they counter-offer). */
+export const MODERN_PROTOCOL_VERSION = "2026-07-28";
+/** How long a stdio server may stay silent on the `server/discover` probe before it counts as a 2025-era server. */
+const STDIO_PROBE_MS = 5_000;
+
+/** The client's version negotiation for the server's `protocol` option. */
+export function negotiationFor(
+  protocol: ProtocolChoice,
+  stdio: boolean,
+  startTimeoutMs: number,
+): ClientOptions {
+  if (protocol === "2025-11-25") {
+    // The 2025 `initialize` handshake only, never a probe: for peers that choke on `server/discover`.
+    return {
+      versionNegotiation: { mode: "legacy" },
+      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+    };
+  }
+  if (protocol === MODERN_PROTOCOL_VERSION)
+    return { versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } };
+  return {
+    versionNegotiation: {
+      mode: "auto",
+      probe: { timeoutMs: stdio ? Math.min(STDIO_PROBE_MS, startTimeoutMs) : startTimeoutMs },
+    },
+  };
 }
 
 const sameTools = (a: readonly McpToolInfo[], b: readonly McpToolInfo[]) =>
@@ -69,6 +106,10 @@ export class ServerConnection {
   reason: string | undefined;
   tools: readonly McpToolInfo[] = [];
   restarts = 0;
+  /** The protocol revision of the current (or last) connection, e.g. `2026-07-28` or `2025-11-25`. */
+  protocolVersion: string | undefined;
+  /** What the first connection learnt of the server's era: restarts reuse it instead of probing again. */
+  private prior: PriorDiscovery | undefined;
   private client: Client | undefined;
   private transport: Transport | undefined;
   private readyWaiters: (() => void)[] = [];
@@ -107,10 +148,48 @@ export class ServerConnection {
     return new StreamableHTTPClientTransport(transport.url, { requestInit: { headers: transport.headers } });
   }
 
+  private newClient(): Client {
+    const client: Client = new Client(this.clientInfo, {
+      capabilities: {},
+      ...negotiationFor(this.spec.protocol, this.spec.transport.kind === "stdio", this.spec.startTimeoutMs),
+      // Both eras: an unsolicited notification (2025) or the `subscriptions/listen` stream the SDK
+      // opens on a 2026-07-28 connection. No debounce: a call waits for the listing its server announced.
+      listChanged: {
+        tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.relist(client) },
+      },
+    });
+    return client;
+  }
+
+  /**
+   * Connects with the configured negotiation; `started` receives each transport it
+   * starts (for error details and teardown). A stdio server that exits during the
+   * `server/discover` probe (some SDKs end on any request before `initialize`) is a
+   * 2025-era server: it is started once more, with the 2025 handshake only.
+   */
+  private async connectClient(timeout: number, started: Transport[]): Promise<Client> {
+    const client = this.newClient();
+    const transport = this.makeTransport();
+    started.push(transport);
+    const probing = this.spec.protocol === "auto" && this.prior === undefined;
+    try {
+      await client.connect(transport, { timeout, ...(this.prior ? { prior: this.prior } : {}) });
+      return client;
+    } catch (error) {
+      // Whether the server itself ended (before we close anything, which would end it too).
+      const hungUp = transport instanceof ProcessGroupStdioTransport && transport.exit !== undefined;
+      await client.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+      if (!(probing && hungUp && started.length === 1 && this.state !== "closed")) throw error;
+      this.prior = { kind: "legacy" };
+      return this.connectClient(timeout, started);
+    }
+  }
+
   /** Connects and lists tools within the start timeout; on failure everything started is torn down. */
   private async connect(): Promise<void> {
-    const transport = this.makeTransport();
-    const client = new Client(this.clientInfo, { capabilities: {} });
+    const started: Transport[] = [];
+    let client: Client | undefined;
     const timeout = this.spec.startTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
@@ -119,35 +198,45 @@ export class ServerConnection {
         timeout,
       );
     });
+    const connecting = (async () => {
+      client = await this.connectClient(timeout, started);
+      this.client = client;
+      this.transport = started.at(-1);
+      this.tools = await this.listAll(client, timeout);
+      return client;
+    })();
+    let connected: Client;
     try {
-      await Promise.race([
-        (async () => {
-          await client.connect(transport, { timeout });
-          this.client = client;
-          this.transport = transport;
-          this.tools = await this.listAll(client, timeout);
-        })(),
-        expired,
-      ]);
+      connected = await Promise.race([connecting, expired]);
     } catch (error) {
       this.client = undefined;
       this.transport = undefined;
-      await client.close().catch(() => undefined);
-      await transport.close().catch(() => undefined);
-      throw startFailed(this.spec.name, error, this.stderrOf(transport) || httpStatusOf(error));
+      const teardown = async () => {
+        await client?.close().catch(() => undefined);
+        for (const transport of started) await transport.close().catch(() => undefined);
+      };
+      await teardown();
+      // A connect still under way when the start timed out must not leave a process behind.
+      void connecting.then(teardown, () => undefined);
+      const last = started.at(-1);
+      throw startFailed(this.spec.name, error, (last ? this.stderrOf(last) : "") || httpStatusOf(error));
     } finally {
       clearTimeout(timer);
     }
+    const transport = started.at(-1) as Transport;
     if (this.state === "closed") {
       // Closed while starting (dispose during setup): nothing may outlive that.
       this.client = undefined;
       this.transport = undefined;
-      await client.close().catch(() => undefined);
+      await connected.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
       throw startFailed(this.spec.name, new Error("shut down while starting"));
     }
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(client));
-    client.onclose = () => this.dropped(client);
+    // Restarts skip the probe: the era is the server's, not the connection's.
+    const discover = connected.getDiscoverResult();
+    this.prior = discover ? { kind: "modern", discover } : { kind: "legacy" };
+    this.protocolVersion = connected.getNegotiatedProtocolVersion();
+    connected.onclose = () => this.dropped(connected);
     this.state = "ready";
     this.reason = undefined;
     this.connectedAt = Date.now();
@@ -165,14 +254,9 @@ export class ServerConnection {
   }
 
   private async listAll(client: Client, timeout: number): Promise<McpToolInfo[]> {
-    const tools: McpToolInfo[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-      for (const tool of page.tools) tools.push(tool as McpToolInfo);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return tools;
+    // Without a cursor the SDK walks every page (and keeps the list for callTool's output checks).
+    const { tools } = await client.listTools(undefined, { timeout, cacheMode: "refresh" });
+    return tools as McpToolInfo[];
   }
 
   private relist(client: Client): void {
@@ -222,6 +306,8 @@ export class ServerConnection {
     try {
       await this.connect();
     } catch (error) {
+      // The server may have changed eras with the restart: probe again next time.
+      this.prior = undefined;
       this.scheduleRestart(describeError(error));
       return;
     }
@@ -274,18 +360,21 @@ export class ServerConnection {
     const forward = () => own.abort(options.signal.reason);
     options.signal.addEventListener("abort", forward, { once: true });
     try {
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: own.signal,
-        timeout: remaining,
-        ...(options.onProgress ? { onprogress: options.onProgress } : {}),
-      })) as McpCallResult;
+      const result = (await client.callTool(
+        { name: tool, arguments: args },
+        {
+          signal: own.signal,
+          timeout: remaining,
+          ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+        },
+      )) as McpCallResult;
       // A list_changed the server sent before its answer is applied before the
       // result is returned, so the very next turn sees the new tool set.
       if (this.relisting > 0) await this.listing;
       return result;
     } catch (error) {
       if (options.signal.aborted) throw error;
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
         throw callTimeout(this.spec.name, tool, timeoutMs);
       }
       throw callFailed(this.spec.name, tool, error);

@@ -18,6 +18,7 @@ export {
   DEFAULT_START_TIMEOUT_MS,
   type McpOptions,
   mcpOptionsSchema,
+  type ProtocolChoice,
   resolveServer,
   type ServerOptions,
   type ServerSpec,

@@ -62,6 +62,12 @@ export const serverOptionsSchema = Type.Object(
         },
       ),
     ),
+    protocol: Type.Optional(
+      Type.Union([Type.Literal("auto"), Type.Literal("2026-07-28"), Type.Literal("2025-11-25")], {
+        description:
+          'MCP revision: "auto" (default: 2026-07-28 when the server offers it, else the 2025 handshake), "2026-07-28" only, or "2025-11-25" (the 2025 handshake, no probe).',
+      }),
+    ),
     callTimeoutMs: Type.Optional(Millis),
     startTimeoutMs: Type.Optional(Millis),
     required: Type.Optional(
@@ -99,6 +105,9 @@ export type ServerTransport =
     }
   | { kind: "http"; url: URL; headers: Record<string, string> };
 
+/** Which MCP revision a server is spoken to with (option `protocol`). */
+export type ProtocolChoice = "auto" | "2026-07-28" | "2025-11-25";
+
 export interface ServerSpec {
   name: string;
   transport: ServerTransport;
@@ -108,6 +117,7 @@ export interface ServerSpec {
   trustAnnotations: boolean;
   /** Per MCP tool name (or `*`): its path arguments and their kind. */
   paths: Readonly<Record<string, PathArgs>>;
+  protocol: ProtocolChoice;
   callTimeoutMs: number;
   startTimeoutMs: number;
   required: boolean;
@@ -201,6 +211,7 @@ export function resolveServer(
     risks: options.risks ?? {},
     trustAnnotations: options.trustAnnotations ?? true,
     paths: pathOptions(options.paths ?? {}),
+    protocol: options.protocol ?? "auto",
     callTimeoutMs: options.callTimeoutMs ?? defaults.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
     startTimeoutMs: options.startTimeoutMs ?? defaults.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
     required: options.required ?? false,

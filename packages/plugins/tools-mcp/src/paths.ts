@@ -66,6 +66,24 @@ export function pathArgsOf(spec: ServerSpec, tool: McpToolInfo): PathArgs | unde
   return kept.length > 0 ? Object.fromEntries(kept) : undefined;
 }
 
+/** Throws `path_refused` when `fact` is one of Rein's own files (a write must not reach them). */
+export function refuseReinState(
+  server: string,
+  tool: string,
+  fact: ResolvedPathFacts,
+  protectedFiles: ProtectedFiles | undefined,
+): void {
+  const owner = protectedFiles?.protectedBy(fact.absolute);
+  const inProject = fact.relative !== ".." && !fact.relative.startsWith("../");
+  if (owner !== undefined || (inProject && isReinState(fact.relative))) {
+    throw pathRefused(
+      server,
+      tool,
+      `path ${JSON.stringify(fact.input)} is protected (${owner !== undefined ? `${owner} loaded it: ` : ""}Rein's own state or config); MCP tools that may write do not get it`,
+    );
+  }
+}
+
 /** Where path arguments are resolved: the stdio server's working directory, else Rein's. */
 export const pathRootOf = (spec: ServerSpec): string | undefined =>
   spec.transport.kind === "stdio" ? spec.transport.cwd : undefined;
@@ -114,15 +132,7 @@ export function guardPaths(
         );
       }
       if (!guard.writes) continue;
-      const owner = guard.protectedFiles?.protectedBy(fact.absolute);
-      const inProject = fact.relative !== ".." && !fact.relative.startsWith("../");
-      if (owner !== undefined || (inProject && isReinState(fact.relative))) {
-        throw pathRefused(
-          server,
-          tool,
-          `path ${JSON.stringify(fact.input)} is protected (${owner !== undefined ? `${owner} loaded it: ` : ""}Rein's own state or config); MCP tools that may write do not get it`,
-        );
-      }
+      refuseReinState(server, tool, fact, guard.protectedFiles);
     }
     const given = args[arg];
     out[arg] = Array.isArray(given)

@@ -70,6 +70,7 @@ function statusOf(slot: ServerSlot): McpServerStatus {
     tools: slot.entries,
     skipped: slot.skipped.map((error) => ({ tool: error.tool ?? "?", reason: error.message })),
   };
+  if (connection?.protocolVersion !== undefined) status.protocolVersion = connection.protocolVersion;
   const reason = slot.configError ?? connection?.reason;
   if (reason !== undefined) status.reason = reason;
   return status;

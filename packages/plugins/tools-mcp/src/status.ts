@@ -21,6 +21,8 @@ export interface McpServerStatus {
   /** Why the server is failed or restarting. */
   reason?: string;
   restarts: number;
+  /** The MCP revision the connection speaks (`2026-07-28`, `2025-11-25`, ...), once connected. */
+  protocolVersion?: string;
   tools: ToolEntry[];
   /** MCP tools left out (unusable schema), with why. */
   skipped: { tool: string; reason: string }[];

@@ -15,6 +15,7 @@ import { Compile } from "typebox/compile";
 import type { McpToolInfo, ServerConnection } from "./connection.js";
 import { toToolResult } from "./content.js";
 import { describeError, invalidSchema, type McpToolError } from "./errors.js";
+import { guardMentions, mentionsFacts } from "./mention-guard.js";
 import { reinToolNames } from "./names.js";
 import { guardPaths, pathArgsOf, pathRootOf } from "./paths.js";
 import { riskFromAnnotations } from "./risk.js";
@@ -100,11 +101,16 @@ export function buildTools(connection: ServerConnection, host: ToolHost = {}): B
       ...(info.annotations?.idempotentHint === true ? { idempotent: true } : {}),
       ...(declared !== undefined
         ? { paths: declared, ...(root !== undefined ? { pathRoot: root } : {}) }
-        : {}),
+        : // No declaration: whatever the arguments name is still seen by the path rules.
+          { inspect: (args, context) => mentionsFacts(spec.name, mcpName, args, context.cwd, root) }),
       async execute(args, context) {
         const sent =
           guard === undefined
-            ? (args as Record<string, unknown>)
+            ? guardMentions(spec.name, mcpName, args as Record<string, unknown>, context, {
+                root,
+                writes: risk !== "read",
+                protectedFiles: host.protectedFiles,
+              })
             : guardPaths(
                 spec.name,
                 mcpName,

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 
 const require = createRequire(import.meta.url);
 
@@ -117,4 +118,33 @@ export function groupAndSession(pid: number): { pgid: number; sid: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return { pgid: Number(fields[2]), sid: Number(fields[3]) };
+}
+
+/** A `node:http` listener serving a web-standard fetch handler (what `createMcpHandler` returns). */
+export function nodeListener(
+  fetch: (request: Request) => Promise<Response>,
+): (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void {
+  return (req, res) => {
+    void (async () => {
+      const headers = new Headers();
+      for (const [key, value] of Object.entries(req.headers)) {
+        if (typeof value === "string") headers.set(key, value);
+        else if (Array.isArray(value)) for (const item of value) headers.append(key, item);
+      }
+      const hasBody = req.method !== "GET" && req.method !== "HEAD";
+      const abort = new AbortController();
+      res.on("close", () => abort.abort());
+      const response = await fetch(
+        new Request(`http://${req.headers.host ?? "127.0.0.1"}${req.url ?? "/"}`, {
+          method: req.method ?? "GET",
+          headers,
+          signal: abort.signal,
+          ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: "half" } : {}),
+        } as RequestInit),
+      );
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+      res.end();
+    })().catch(() => res.destroy());
+  };
 }

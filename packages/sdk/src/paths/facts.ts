@@ -23,6 +23,13 @@ declare module "@rein/harness" {
   interface ToolCallFacts {
     /** Every path argument of the call, canonical (symlinks resolved), in declaration order. */
     paths?: readonly ResolvedPathFacts[];
+    /**
+     * Paths a call's arguments name although its tool declares none (inferred by the
+     * tool pack, e.g. `@rein/tools-mcp` for an MCP tool without a `paths` option),
+     * canonical like `paths`. They can only tighten: deny and ask path rules match
+     * them; nothing is allowed, granted or auto-approved because of them.
+     */
+    mentionedPaths?: readonly ResolvedPathFacts[];
   }
 }
 
