@@ -30,7 +30,8 @@ afterAll(async () => {
 async function startWorker(dir: string, args: string[]): Promise<ChildProcess> {
   const worker = spawn(process.execPath, [REIN, "worker", ...args, "--poll", "0.5"], {
     cwd: dir,
-    env: { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: join(dir, ".cache") },
+    // The test trusts its own throwaway project (a deployment runs `rein trust` once instead).
+    env: { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: join(dir, ".cache"), REIN_TRUST_PROJECT: "1" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   await new Promise<void>((resolve, reject) => {

@@ -37,7 +37,12 @@ function layers(files: { user?: unknown; project: unknown; local?: unknown; mana
     mkdirSync(join(file, ".."), { recursive: true });
     writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
   }
-  const env = { XDG_CONFIG_HOME: join(root, "xdg"), REIN_MANAGED_CONFIG: paths.managed };
+  // Trusted: this file pins where errors point, not the trust record (trust.e2e does).
+  const env = {
+    XDG_CONFIG_HOME: join(root, "xdg"),
+    REIN_MANAGED_CONFIG: paths.managed,
+    REIN_TRUST_PROJECT: "1",
+  };
   return { cwd: join(root, "project"), env, paths };
 }
 
