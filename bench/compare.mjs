@@ -77,9 +77,10 @@ async function interleave(contenders, warmup = 1) {
       collect();
       const cpu = threadCpu();
       const start = now();
-      await contender.run(state);
+      const result = await contender.run(state);
       const wall = now() - start;
-      const cpuMs = threadCpu() - cpu;
+      // A contender that spawns a process reports that process's CPU time instead.
+      const cpuMs = typeof result?.cpuMs === "number" ? result.cpuMs : threadCpu() - cpu;
       if (contender.cleanup) await contender.cleanup(state);
       if (rep >= 0) {
         samples[contender.name].wall.push(wall);
@@ -185,10 +186,18 @@ async function compareTurns() {
   }
 }
 
-/** Runs `node ...args` to exit; resolves `{ stdout, stderr }`, rejects on a non-zero exit. */
+/** Prints the process's CPU time (user + system, every thread, ms) on stderr at exit. */
+const CPU_PRELOAD =
+  'data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("\\ncpu="+(u.user+u.system)/1000+"\\n")})';
+
+/** Runs `node ...args` to exit; resolves `{ stdout, stderr, cpuMs }`, rejects on a non-zero exit. */
 function node(args, env, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", CPU_PRELOAD, ...args], {
+      env,
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => {
@@ -199,7 +208,8 @@ function node(args, env, cwd) {
     });
     child.on("error", reject);
     child.on("close", (code) => {
-      if (code === 0) resolve({ stdout, stderr });
+      const cpu = /\ncpu=([\d.]+)\n/.exec(stderr);
+      if (code === 0) resolve({ stdout, stderr, cpuMs: cpu ? Number(cpu[1]) : Number.NaN });
       else reject(new Error(`node ${args.join(" ")} exited ${code}: ${stderr.trim().slice(0, 500)}`));
     });
   });
@@ -230,17 +240,24 @@ async function compareStartup() {
       Object.entries(commands).map(([name, args]) => ({ name, run: () => node(args, env) })),
     );
     print();
-    print(`Start-up: --version, spawn to exit, ${reps} interleaved rounds (median ms; fastest in brackets)`);
+    print(
+      `Start-up: --version, spawn to exit, ${reps} interleaved rounds (medians, ms; fastest wall in brackets; CPU: the process's, every thread)`,
+    );
     print();
-    print("| command | ms | above `node -e 0` |");
-    print("|---|---|---|");
-    const floor = median(version.node.wall);
+    print("| command | wall | wall above `node -e 0` | CPU | CPU above `node -e 0` |");
+    print("|---|---|---|---|---|");
+    const floor = { wall: median(version.node.wall), cpu: median(version.node.cpu) };
     for (const name of Object.keys(commands)) {
-      const ms = median(version[name].wall);
+      const wall = median(version[name].wall);
+      const cpu = median(version[name].cpu);
+      const [tree, bin] = name.split(":");
       const label =
-        name === "node" ? "`node -e 0`" : `${name.split(":")[0]}: \`${name.split(":")[1]} --version\``;
+        name === "node"
+          ? "`node -e 0`"
+          : `${tree}: \`${bin} --version\`${bin === "pi" ? ` (${piBin(trees[tree]).version})` : ""}`;
+      const above = (v, f) => (name === "node" ? "" : (v - f).toFixed(1));
       print(
-        `| ${label} (${name.includes("pi") ? piBin(trees[name.split(":")[0]]).version : ""}) | ${ms.toFixed(1)} [${Math.min(...version[name].wall).toFixed(1)}] | ${name === "node" ? "" : (ms - floor).toFixed(1)} |`,
+        `| ${label} | ${wall.toFixed(1)} [${Math.min(...version[name].wall).toFixed(1)}] | ${above(wall, floor.wall)} | ${cpu.toFixed(1)} | ${above(cpu, floor.cpu)} |`,
       );
     }
 
@@ -255,7 +272,7 @@ async function compareStartup() {
         fs.mkdirSync(cacheDir);
         const workerFile = path.join(trees[tree], "bench/src/startup-worker.mjs");
         const run = async () => {
-          const { stdout } = await node([workerFile, "rein", reinDir], {
+          const { stdout, cpuMs } = await node([workerFile, "rein", reinDir], {
             ...env,
             REIN_CACHE_DIR: cacheDir,
             TMPDIR: cacheDir,
@@ -263,7 +280,7 @@ async function compareStartup() {
           const out = JSON.parse(stdout.trim().split("\n").at(-1));
           if (out.plugins !== count || out.tools !== count)
             throw new Error(`${tree}: ${JSON.stringify(out)}`);
-          return out;
+          return { ...out, processCpuMs: cpuMs };
         };
         const cold = await run();
         const warm = rep >= 0 ? await run() : undefined;
@@ -280,15 +297,15 @@ async function compareStartup() {
     );
     print();
     print(
-      "| case | tree | call (wall) | call (CPU) | host imports | process start to loaded | peak RSS MiB |",
+      "| case | tree | call (wall) | call (CPU) | host imports (wall) | process start to loaded (wall) | process CPU to exit | peak RSS MiB |",
     );
-    print("|---|---|---|---|---|---|---|");
+    print("|---|---|---|---|---|---|---|---|");
     for (const kind of ["cold", "warm"]) {
       for (const tree of Object.keys(trees)) {
         const runs = results[tree][kind];
         const m = (key) => median(runs.map((r) => r[key]));
         print(
-          `| ${kind} | ${tree} | ${m("ms").toFixed(1)} [${Math.min(...runs.map((r) => r.ms)).toFixed(1)}] | ${m("cpuMs").toFixed(1)} | ${m("importMs").toFixed(1)} | ${m("totalMs").toFixed(1)} | ${m("maxRssMiB").toFixed(0)} |`,
+          `| ${kind} | ${tree} | ${m("ms").toFixed(1)} [${Math.min(...runs.map((r) => r.ms)).toFixed(1)}] | ${m("cpuMs").toFixed(1)} | ${m("importMs").toFixed(1)} | ${m("totalMs").toFixed(1)} | ${m("processCpuMs").toFixed(1)} | ${m("maxRssMiB").toFixed(0)} |`,
         );
       }
     }
