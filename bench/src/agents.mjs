@@ -7,21 +7,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Agent } from "@mariozechner/pi-agent-core";
-import {
-  AgentHarness,
-  createSessionHeader,
-  HOOK_NAMES,
-  JsonlStorage,
-  MemoryStorage,
-  Session,
-} from "@rein/harness";
+import { Agent } from "@earendil-works/pi-agent-core";
+import * as reinHarnessModule from "@rein/harness";
+import * as fauxModule from "./faux.mjs";
 import {
   echoDefinition,
   model,
   pendingReplies,
   piEcho,
-  reinEcho,
   runEcho,
   scriptToolTurns,
   streamFns,
@@ -34,8 +27,8 @@ const sessionDir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-bench-turns-"));
 process.on("exit", () => fs.rmSync(sessionDir, { recursive: true, force: true }));
 let fileCounter = 0;
 
-function assertConsumed(name) {
-  const left = pendingReplies();
+function assertConsumed(name, pending = pendingReplies) {
+  const left = pending();
   if (left !== 0) throw new Error(`${name}: the run left ${left} scripted replies unused`);
 }
 
@@ -68,27 +61,60 @@ async function runFloor({ streamFn }) {
   }
 }
 
-function reinHarness(session, streamFn, extra = {}) {
-  return new AgentHarness({ session, model, tools: [reinEcho], streamFn, ...extra });
-}
-
-function jsonlSession() {
-  const file = path.join(sessionDir, `s${fileCounter++}.jsonl`);
-  return Session.create(JsonlStorage.create(file, createSessionHeader({ cwd: sessionDir })));
+/**
+ * Rein's contenders, built from a harness module (`@rein/harness`'s exports) and a
+ * faux module (this folder's `faux.mjs`: `model`, `streamFns`, `scriptToolTurns`,
+ * `pendingReplies`, `reinEcho`). The defaults are this tree's; compare.mjs also
+ * passes another revision's harness with this tree's provider (and the reverse), so
+ * a before/after can tell the harness's change from the provider library's.
+ */
+export function reinContenders(harness = reinHarnessModule, faux = fauxModule) {
+  const { AgentHarness, createSessionHeader, HOOK_NAMES, JsonlStorage, MemoryStorage, Session } = harness;
+  const make = (session, streamFn, extra = {}) =>
+    new AgentHarness({ session, model: faux.model, tools: [faux.reinEcho], streamFn, ...extra });
+  const jsonlSession = () => {
+    const file = path.join(sessionDir, `s${fileCounter++}.jsonl`);
+    return Session.create(JsonlStorage.create(file, createSessionHeader({ cwd: sessionDir })));
+  };
+  const close =
+    (name) =>
+    ({ harness: agent }) => {
+      assertConsumed(name, faux.pendingReplies);
+      const file = agent.session.storage.path;
+      agent.session.close();
+      if (file) fs.rmSync(file, { force: true });
+    };
+  const contender = (name, build) => ({
+    prepare: (turns, variant) => {
+      faux.scriptToolTurns(turns);
+      return { harness: build(faux.streamFns[variant]) };
+    },
+    run: runRein,
+    cleanup: close(name),
+  });
+  return {
+    // `durability` only changes what happens on a file; memory sync is a no-op either way.
+    reinMemory: contender("reinMemory", (streamFn) => make(Session.create(new MemoryStorage()), streamFn)),
+    reinJsonlDurable: contender("reinJsonlDurable", (streamFn) =>
+      make(jsonlSession(), streamFn, { durability: "save-point" }),
+    ),
+    reinJsonlNone: contender("reinJsonlNone", (streamFn) =>
+      make(jsonlSession(), streamFn, { durability: "none" }),
+    ),
+    reinPlugins: contender("reinPlugins", (streamFn) => {
+      const agent = make(Session.create(new MemoryStorage()), streamFn);
+      const passThrough = async () => undefined;
+      for (let plugin = 0; plugin < 20; plugin++) {
+        for (const name of HOOK_NAMES) agent.hooks[name].tapPromise(`plugin-${plugin}`, passThrough);
+      }
+      return agent;
+    }),
+  };
 }
 
 async function runRein({ harness }) {
   const outcome = await harness.prompt("go");
   if (outcome.status !== "completed") throw new Error(`rein run ended ${outcome.status}: ${outcome.reason}`);
-}
-
-function closeRein(name) {
-  return ({ harness }) => {
-    assertConsumed(name);
-    const file = harness.session.storage.path;
-    harness.session.close();
-    if (file) fs.rmSync(file, { force: true });
-  };
 }
 
 /** Every contender, keyed by row id. */
@@ -117,49 +143,12 @@ export const CONTENDERS = {
     },
     cleanup: () => assertConsumed("pi"),
   },
-  reinMemory: {
-    prepare: (turns, variant) => {
-      scriptToolTurns(turns);
-      // `durability` only changes what happens on a file; memory sync is a no-op either way.
-      return { harness: reinHarness(Session.create(new MemoryStorage()), streamFns[variant]) };
-    },
-    run: runRein,
-    cleanup: closeRein("reinMemory"),
-  },
-  reinJsonlDurable: {
-    prepare: (turns, variant) => {
-      scriptToolTurns(turns);
-      return { harness: reinHarness(jsonlSession(), streamFns[variant], { durability: "save-point" }) };
-    },
-    run: runRein,
-    cleanup: closeRein("reinJsonlDurable"),
-  },
-  reinJsonlNone: {
-    prepare: (turns, variant) => {
-      scriptToolTurns(turns);
-      return { harness: reinHarness(jsonlSession(), streamFns[variant], { durability: "none" }) };
-    },
-    run: runRein,
-    cleanup: closeRein("reinJsonlNone"),
-  },
-  reinPlugins: {
-    prepare: (turns, variant) => {
-      scriptToolTurns(turns);
-      const harness = reinHarness(Session.create(new MemoryStorage()), streamFns[variant]);
-      const passThrough = async () => undefined;
-      for (let plugin = 0; plugin < 20; plugin++) {
-        for (const name of HOOK_NAMES) harness.hooks[name].tapPromise(`plugin-${plugin}`, passThrough);
-      }
-      return { harness };
-    },
-    run: runRein,
-    cleanup: closeRein("reinPlugins"),
-  },
+  ...reinContenders(),
 };
 
 /** Turns `CONTENDERS[id]` into an `interleave` contender for one size and variant. */
-export function contender(id, turns, variant) {
-  const spec = CONTENDERS[id];
+export function contender(id, turns, variant, contenders = CONTENDERS) {
+  const spec = contenders[id];
   return {
     name: id,
     prepare: () => spec.prepare(turns, variant),

@@ -19,7 +19,6 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { streamSimple } from "@earendil-works/pi-ai";
 import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
 import { interleave } from "./stats.mjs";
 
@@ -76,8 +75,9 @@ function localEcho() {
 async function reinAgent(local = false) {
   const { sdk, mcp, policy, redact } = modules;
   const scripted = sdk.createScriptedModel();
+  // Flat: the provider sees the prompt, the tools and the last message (the scripted model's collection).
   const flat = (model, context, options) =>
-    streamSimple(model, { ...context, messages: context.messages.slice(-1) }, options);
+    scripted.models.streamSimple(model, { ...context, messages: context.messages.slice(-1) }, options);
   const harness = new AgentHarness({
     session: Session.create(new MemoryStorage()),
     model: scripted.model,

@@ -19,7 +19,7 @@ const [mode, impl, arg, dir] = process.argv.slice(2);
 
 /** pi's session layer, imported on its own (the package index would load its whole CLI and inflate RSS). */
 async function piSessions() {
-  const index = import.meta.resolve("@mariozechner/pi-coding-agent");
+  const index = import.meta.resolve("@earendil-works/pi-coding-agent");
   return import(new URL("./core/session-manager.js", index).href);
 }
 

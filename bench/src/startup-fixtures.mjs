@@ -133,7 +133,7 @@ export default definePlugin({
 
 function piExtension(n) {
   const id = pad(n);
-  return `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+  return `import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 
 ${shared(n)}

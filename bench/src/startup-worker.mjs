@@ -27,7 +27,7 @@ export const REIN_CLI = fileURLToPath(new URL("../../packages/cli/dist/index.js"
 
 /** pi's extension loader module (`loadExtensions`, `discoverAndLoadExtensions`): not part of the package's exports map. */
 function piLoaderUrl() {
-  return new URL("./core/extensions/loader.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href;
+  return new URL("./core/extensions/loader.js", import.meta.resolve("@earendil-works/pi-coding-agent")).href;
 }
 
 async function loadRein() {

@@ -31,7 +31,7 @@ const RSS_PRELOAD =
 
 /** pi-coding-agent's `pi` bin, from its package.json. */
 function piBin() {
-  const index = fileURLToPath(import.meta.resolve("@mariozechner/pi-coding-agent"));
+  const index = fileURLToPath(import.meta.resolve("@earendil-works/pi-coding-agent"));
   let dir = path.dirname(index);
   while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
   const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));

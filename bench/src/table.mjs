@@ -63,12 +63,12 @@ export function describeRun({ reps, scale, seconds }) {
   const versions = [
     "@rein/harness",
     "@earendil-works/pi-ai",
-    "@mariozechner/pi-agent-core",
-    "@mariozechner/pi-coding-agent",
+    "@earendil-works/pi-agent-core",
+    "@earendil-works/pi-coding-agent",
   ].map((name) => `${name} ${packageVersion(name)}`);
   if (fs.existsSync(CLI_PACKAGE)) {
     const cli = JSON.parse(fs.readFileSync(CLI_PACKAGE, "utf8")).version;
-    const piCli = import.meta.resolve("@mariozechner/pi-coding-agent");
+    const piCli = import.meta.resolve("@earendil-works/pi-coding-agent");
     versions.push(
       `@rein/cli ${cli} (jiti ${versionFrom(CLI_PACKAGE, "jiti")}; pi-coding-agent's jiti ${versionFrom(piCli, "jiti")})`,
     );
