@@ -22,6 +22,8 @@ function run(args: string[], env: Record<string, string>) {
         ...process.env,
         NO_COLOR: "1",
         REIN_CACHE_DIR: mkdtempSync(join(tmpdir(), "rein-cache-")),
+        // The example's own config, trusted for the test (a person runs `rein trust` once).
+        REIN_TRUST_PROJECT: "1",
         ...env,
       },
     });

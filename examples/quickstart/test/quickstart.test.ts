@@ -15,9 +15,30 @@ const reinBin = join(
 
 describe("the quick start", { timeout: 60_000 }, () => {
   it("lists and reads files, is denied the write with the reason shown, and answers", () => {
+    // As `pnpm start` does: trust the project (in a throwaway config dir), then run.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NO_COLOR: "1",
+      REIN_CACHE_DIR: mkdtempSync(join(tmpdir(), "rein-cache-")),
+      REIN_CONFIG_DIR: mkdtempSync(join(tmpdir(), "rein-config-")),
+    };
+    delete env.REIN_TRUST_PROJECT;
+    const untrusted = spawnSync(process.execPath, [reinBin, "run", "What is in this folder?"], {
+      cwd: join(here, ".."),
+      env,
+      encoding: "utf8",
+    });
+    expect(untrusted.status).toBe(2);
+    expect(untrusted.stderr).toContain("rein trust");
+    const trusted = spawnSync(process.execPath, [reinBin, "trust", "--yes"], {
+      cwd: join(here, ".."),
+      env,
+      encoding: "utf8",
+    });
+    expect(trusted.status).toBe(0);
     const result = spawnSync(process.execPath, [reinBin, "run", "What is in this folder?"], {
       cwd: join(here, ".."),
-      env: { ...process.env, NO_COLOR: "1", REIN_CACHE_DIR: mkdtempSync(join(tmpdir(), "rein-cache-")) },
+      env,
       encoding: "utf8",
     });
     expect(result.status).toBe(0);
