@@ -261,7 +261,10 @@ export class ShellAnalysis {
     for (const child of node.namedChildren)
       if (child && REDIRECT_KINDS.has(child.type)) redirections.push(...this.redirection(child, scope));
     const body = node.childForFieldName("body");
+    const before = this.commands.length;
     if (body) this.walk(body, { ...scope, redirections });
+    if (this.commands.length === before && redirections.length > scope.redirections.length)
+      this.unwrapper.emitPlain([], [], { ...scope, redirections }, []);
   }
 
   private redirected(node: Node, outerScope: Scope): void {

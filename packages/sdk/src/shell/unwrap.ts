@@ -174,7 +174,7 @@ export class Unwrapper {
           fail("eval of a string decided at run time");
           return;
         }
-        this.reparse(rest.map((w) => w.value).join(" "), "eval", words, acc, scope);
+        this.reparse(rest.map((w) => w.value).join(" "), "eval", words, acc, scope, true, from);
         return;
       }
       case "source":
@@ -194,7 +194,15 @@ export class Unwrapper {
           fail("trap action decided at run time");
           return;
         }
-        this.reparse(action.value, "trap", words, { ...acc, wrappers: [...acc.wrappers] }, scope, false);
+        this.reparse(
+          action.value,
+          "trap",
+          words,
+          { ...acc, wrappers: [...acc.wrappers] },
+          scope,
+          false,
+          from,
+        );
         return;
       }
       case "alias":
@@ -241,7 +249,7 @@ export class Unwrapper {
           fail(`${name} -c with a command string decided at run time`);
           return;
         }
-        this.reparse(script.value, name, words, acc, scope);
+        this.reparse(script.value, name, words, acc, scope, true, from);
         return;
       }
       emit(from);
@@ -263,7 +271,8 @@ export class Unwrapper {
     words: readonly WordValue[],
     acc: Unwrapping,
     scope: Scope,
-    transparent = true,
+    transparent: boolean,
+    from: number,
   ): void {
     if (scope.depth >= MAX_NESTING) {
       this.analysis.unknown.push({ reason: "command strings nested too deeply", text: source });
@@ -287,9 +296,10 @@ export class Unwrapper {
       command.assignments.unshift(...acc.assignments);
       command.redirections.push(...acc.redirections);
     }
+    // A string that runs no command (`bash -c '(( 1 ))'`): the program that reads it still runs.
     if (this.analysis.commands.length === before)
       this.emit(
-        words.slice(0),
+        words.slice(from),
         acc,
         scope,
         words.map((w) => w.value),

@@ -8,6 +8,9 @@
  * at least 100,000 (REIN_ORACLE_SCRIPTS, REIN_ORACLE_SEED, REIN_ORACLE_CONCURRENCY).
  */
 import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { loadShellParser } from "@rein/sdk/shell";
 import { beforeAll, describe, expect, it } from "vitest";
 import { traceBash } from "./oracle/bash-trace.js";
@@ -20,6 +23,7 @@ const CONCURRENCY = Number(process.env.REIN_ORACLE_CONCURRENCY ?? 3);
 
 beforeAll(async () => {
   execFileSync("strace", ["-V"], { stdio: "ignore" });
+  execFileSync("bwrap", ["--version"], { stdio: "ignore" });
   await loadShellParser();
 });
 
@@ -28,6 +32,19 @@ describe("the differential oracle against real bash", () => {
     const trace = await traceBash("x=$(touch a); echo hi > f; ls >/dev/null; ( exec /usr/bin/true )");
     expect(trace.executed.map((p) => p.split("/").pop())).toEqual(["touch", "ls", "true"]);
     expect(trace.shellWrites).toEqual(["f"]);
+  });
+
+  it("runs scripts in a sandbox: nothing outside the throwaway folder can change", async () => {
+    const canary = path.join(realpathSync(tmpdir()), `rein-oracle-canary-${process.pid}`);
+    writeFileSync(canary, "still here");
+    try {
+      const trace = await traceBash(`rm -f ${canary}; echo x > ${canary}.new; touch inside`);
+      expect(trace.executed.map((p) => path.basename(p))).toEqual(["rm", "touch"]);
+      expect(readFileSync(canary, "utf8")).toBe("still here");
+      expect(existsSync(`${canary}.new`)).toBe(false);
+    } finally {
+      rmSync(canary, { force: true });
+    }
   });
 
   it("generates the same scripts for the same seed", () => {

@@ -1,6 +1,9 @@
 /**
  * Runs a script in real bash with every program execution and every file opened for
- * writing traced (`strace -f`), in a throwaway folder.
+ * writing traced (`strace -f`), in a throwaway folder, inside a bubblewrap sandbox:
+ * generated scripts run as whoever runs the tests (root in CI) and may name any path
+ * (`rm -f nothing /dev/null` once removed the machine's /dev/null), so the root file
+ * system is read-only, `/dev` and `/tmp` are private, and only the folder is writable.
  *
  * Invariant: what is reported is what the kernel saw: each successful `execve`
  * (the program's path) and each successful open for writing or creating, attributed
@@ -9,6 +12,7 @@
  * environment, and is killed after `timeoutMs`.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -31,28 +35,27 @@ export async function traceBash(script: string, timeoutMs = 5000): Promise<Trace
   try {
     const timedOut = await new Promise<boolean>((resolve, reject) => {
       const child = spawn(
-        "strace",
+        "bwrap",
         [
-          "-f",
-          "-qq",
-          "-e",
-          "trace=execve,open,openat,creat",
-          "-e",
-          "signal=none",
-          "-s",
-          "256",
-          "-o",
-          log,
-          BASH,
-          "--norc",
-          "--noprofile",
-          "-c",
-          script,
+          ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+          ...["--bind", dir, dir, "--chdir", dir, "--unshare-all", "--die-with-parent", "--new-session"],
+          ...[
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=execve,open,openat,creat",
+            "-e",
+            "signal=none",
+            "-s",
+            "256",
+          ],
+          ...["-o", log, BASH, "--norc", "--noprofile", "-c", script],
         ],
         {
           cwd: dir,
           stdio: ["ignore", "ignore", "ignore"],
-          env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, TMPDIR: tmpdir(), LC_ALL: "C" },
+          env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, TMPDIR: "/tmp", LC_ALL: "C" },
           detached: true,
         },
       );
@@ -65,7 +68,11 @@ export async function traceBash(script: string, timeoutMs = 5000): Promise<Trace
       }, timeoutMs);
       child.on("error", (error) => {
         clearTimeout(timer);
-        reject(error);
+        reject(
+          new Error(
+            `${error.message} (cwd ${dir} exists: ${existsSync(dir)}; script ${JSON.stringify(script.slice(0, 200))})`,
+          ),
+        );
       });
       child.on("close", () => {
         clearTimeout(timer);

@@ -60,6 +60,8 @@ const node = (kind: Part["kind"], kids: Part[], text: (k: readonly string[]) => 
 /** Inside backticks, `\\`, `` ` `` and `$` need a backslash to stay themselves. */
 const escapeBackticks = (text: string) => text.replace(/[`\\$]/g, "\\$&");
 
+const escapeSingle = (text: string) => text.replace(/'/g, "'\\''");
+
 const sq = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
 
 /** The grammar: each production draws from the generator's random source. */
@@ -125,8 +127,41 @@ export class ScriptGenerator {
     const s = () => this.stmt(d);
     const w = () => this.word(d);
     const p = <T>(items: readonly T[]) => this.pick(items);
-    const choice = Math.floor(this.rnd() * 34);
+    const choice = Math.floor(this.rnd() * 38);
     switch (choice) {
+      case 34:
+      case 35:
+        return this.tricky(d);
+      case 36: {
+        const form = p([0, 1, 2, 3, 4, 5]);
+        return node(
+          "stmt",
+          [w(), s(), s()],
+          (k) =>
+            [
+              `case ${k[0]} in (a|${k[0]}) ${k[1]} ;& b) ${k[2]} ;; esac`,
+              `case ${k[0]} in *) ${k[1]} ;;& a) ${k[2]} ;; esac`,
+              `case $(${k[1]}) in *) ${k[2]} ;; esac`,
+              `case a in $(${k[1]})) ${k[2]} ;; esac`,
+              `case ${k[0]} in\n  a) ${k[1]}\n  ;;\n  *) ${k[2]}\nesac`,
+              `case ${k[0]} in a) ;; esac; ${k[1]}`,
+            ][form] as string,
+        );
+      }
+      case 37: {
+        const form = p([0, 1, 2, 3]);
+        return node(
+          "stmt",
+          [s(), s()],
+          (k) =>
+            [
+              `function f() { ${k[0]}; }; f; ${k[1]}`,
+              `f ( ) { ${k[0]}; } > o1; f`,
+              `f() { local y=1; ${k[0]}; }; f & wait; ${k[1]}`,
+              `f() if true; then ${k[0]}; fi; f`,
+            ][form] as string,
+        );
+      }
       case 0:
       case 1:
       case 2:
@@ -276,6 +311,54 @@ export class ScriptGenerator {
         return node("stmt", [w(), s()], (k) => `echo ${k[0]}${op}${k[1]}`);
       }
     }
+  }
+
+  /** Forms where parsers and bash are known to part ways: comments, continuations, here-docs, fds, quoting. */
+  private tricky(d: number): Part {
+    const form = Math.floor(this.rnd() * 34);
+    const h = this.hidden();
+    const v = `touch v${this.id()}`;
+    return node(
+      "stmt",
+      [this.stmt(d)],
+      (k) =>
+        [
+          `echo a#$(${h})`,
+          `echo a # $(${h})`,
+          `echo a #; ${h}`,
+          `echo "\\$(${h})" '$(${h})' \\$\\(${h}\\)`,
+          `echo a\\\n$(${v})`,
+          `ec\\\nho a; ${k[0]}`,
+          `echo "a\\\n$(${v})"`,
+          `cat <<"EOF"\n$(${h})\nEOF\n${k[0]}`,
+          `cat <<\\EOF\n$(${h})\nEOF\n${k[0]}`,
+          `cat <<EOF\n\\$(${h}) $(${v})\nEOF\n${k[0]}`,
+          `cat <<A <<B\n$(${v})\nA\n$(${v})\nB\n${k[0]}`,
+          `x=$(cat <<EOF\n$(${v})\nEOF\n); ${k[0]}`,
+          `cat <<EOF\nline \\\n$(${v})\nEOF`,
+          `cat <<EOF\n\${x:-$(${v})}\nEOF`,
+          `cat <<EOF\n$[1+1] $((2))\nEOF`,
+          `exec 3>o1; ${k[0]} >&3`,
+          `{fd}>o2 ${k[0]}`,
+          `${k[0]} {fd}>o2`,
+          `${k[0]} <> o1`,
+          `${k[0]} &>> o2`,
+          `${k[0]} 2>&1 >o1`,
+          `a+=(1); a[1]+=2; echo "\${a[-1]}" "\${a[@]:1:1}"; ${k[0]}`,
+          `[[ ( -n a ) && ! -z "$(${v})" || a == b* ]]`,
+          `echo if then fi done; ${k[0]}`,
+          `a=b c=$(${v}) ${k[0]}`,
+          `eval 'x=1; ((x))'; ${k[0]}`,
+          `bash -c '${escapeSingle(k[0] as string)}; $0' true`,
+          `trap - EXIT; trap '' INT; ${k[0]}`,
+          `echo $"t" $'\\'' $'\\x27$(${h})'`,
+          `echo ~/x ~root; ${k[0]}`,
+          `${k[0]} & wait`,
+          `echo \\"$(${v})\\"`,
+          `echo '\\'' "$(${v})"`,
+          `time -p ${k[0]}`,
+        ][form] as string,
+    );
   }
 
   /** Builtins that evaluate their arguments as arithmetic, names, prompts or code. */
