@@ -231,8 +231,8 @@ export class ShellAnalysis {
     for (const child of node.children) {
       if (!child) continue;
       if (!child.isNamed && child.type === "in") hasIn = true;
-      if (!child.isNamed || child === variable || child.type === "do_group" || child.type === "comment")
-        continue;
+      const isVariable = variable !== null && child.startIndex === variable.startIndex;
+      if (!child.isNamed || isVariable || child.type === "do_group" || child.type === "comment") continue;
       assignments.push(`${name}=${this.word(child, scope).value}`);
     }
     if (!hasIn) assignments.push(`${name}=$@`);
@@ -264,7 +264,7 @@ export class ShellAnalysis {
     const before = this.commands.length;
     if (body) this.walk(body, { ...scope, redirections });
     if (this.commands.length === before && redirections.length > scope.redirections.length)
-      this.unwrapper.emitPlain([], [], { ...scope, redirections }, []);
+      this.unwrapper.emitPlain([], [], { ...scope, redirections, at: [...scope.at, node.startIndex] }, []);
   }
 
   private redirected(node: Node, outerScope: Scope): void {

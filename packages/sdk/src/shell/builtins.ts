@@ -114,8 +114,14 @@ const setOptions: Check = (args) => {
         return `set -o ${name.value}: not an option the analysis understands`;
       continue;
     }
-    for (const letter of text.slice(1))
-      if (!SET_LETTERS.includes(letter)) return `set ${text}: not an option the analysis understands`;
+    for (const letter of text.slice(1)) {
+      if (letter === "o") {
+        // `set -euo pipefail`: the option name is the next word.
+        const name = args[++i];
+        if (name && (name.expanded || !SET_OPTIONS.has(name.value)))
+          return `set -o ${name.value}: not an option the analysis understands`;
+      } else if (!SET_LETTERS.includes(letter)) return `set ${text}: not an option the analysis understands`;
+    }
   }
   return undefined;
 };

@@ -99,7 +99,7 @@ function part(node: Node, acc: Acc): void {
       doubleQuoted(node, node.startIndex + 2, node.endIndex - 1, acc);
       return;
     case "simple_expansion":
-      dynamic(node, acc, /^\$IFS$/.test(node.text) ? "ifs" : "variable");
+      dynamic(node, acc, /^\s*\$IFS\b/.test(node.text) ? "ifs" : "variable");
       return;
     case "expansion":
       expansion(node, acc);
@@ -164,8 +164,10 @@ function misread(text: string, insideExpansion = false): boolean {
 
 /** `${...}`: the form must be in the table of `expansions.ts`; its operand is read as a word. */
 function expansion(node: Node, acc: Acc): void {
-  dynamic(node, acc, /^\$\{IFS\}$/.test(node.text) ? "ifs" : "variable");
-  const reason = expansionProblem(node.text);
+  // Inside double quotes the grammar starts an expansion at the blank before it.
+  const text = node.text.replace(/^\s+/, "");
+  dynamic(node, acc, /^\$\{IFS\b/.test(text) ? "ifs" : "variable");
+  const reason = expansionProblem(text);
   if (reason) acc.problems.push(reason);
   const operand: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [], problems: [] };
   let first = true;

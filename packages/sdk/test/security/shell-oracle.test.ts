@@ -17,7 +17,7 @@ import { traceBash } from "./oracle/bash-trace.js";
 import { render, ScriptGenerator } from "./oracle/generator.js";
 import { runOracle } from "./oracle/judge.js";
 
-const COUNT = Number(process.env.REIN_ORACLE_SCRIPTS ?? 10000);
+const COUNT = Number(process.env.REIN_ORACLE_SCRIPTS ?? 8000);
 const SEED = Number(process.env.REIN_ORACLE_SEED ?? 20261201);
 const CONCURRENCY = Number(process.env.REIN_ORACLE_CONCURRENCY ?? 3);
 
