@@ -170,6 +170,11 @@ function expansion(node: Node, acc: Acc): void {
   const reason = expansionProblem(text);
   if (reason) acc.problems.push(reason);
   const operand: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [], problems: [] };
+  // In `"${x:-'$(cmd)'}"` (and a here-doc) the single quotes are plain text and cmd runs; the grammar reads quotes.
+  if (quotedContext(node) && node.descendantsOfType(["raw_string", "ansi_c_string"]).length > 0)
+    acc.problems.push(
+      "quotes inside a double-quoted expansion (bash reads them differently than the parser)",
+    );
   let first = true;
   for (const child of node.namedChildren) {
     if (!child) continue;
@@ -182,6 +187,13 @@ function expansion(node: Node, acc: Acc): void {
   }
   acc.nested.push(...operand.nested);
   acc.problems.push(...operand.problems);
+}
+
+/** Whether the node sits inside double quotes or a here-doc body. */
+function quotedContext(node: Node): boolean {
+  for (let up = node.parent; up; up = up.parent)
+    if (up.type === "string" || up.type === "heredoc_body" || up.type === "translated_string") return true;
+  return false;
 }
 
 const HEAD_KINDS = new Set(["variable_name", "special_variable_name", "subscript"]);

@@ -121,6 +121,9 @@ describe("what tree-sitter-bash misreads is unknown, not a wrong known command",
     ["cat <<-EOF\n\t$(rm -rf x)\n\tEOF", "here-doc body"],
     ["echo hi\n\\rm x", "the parser read a word where bash would not"],
     ["echo (", "syntax error"],
+    // Found by the oracle: single quotes inside a double-quoted expansion are plain text to bash.
+    ["echo \"${x:-'$(rm x)'}\"", "quotes inside a double-quoted expansion"],
+    ["cat <<EOF\n${x:-'$(rm x)'}\nEOF", "quotes inside a double-quoted expansion"],
   ])("%j: %s", async (source, reason) => {
     expect(await reasons(source)).toContain(reason);
   });

@@ -40,7 +40,6 @@ const RIDE_ALONG = [
   "echo hi; find . -maxdepth 0 -exec touch pwned \\;",
   "echo hi; /usr/bin/touch pwned",
   "echo hi; {touch,pwned}",
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
   "echo hi; touch${IFS}pwned",
   "T=touch; echo hi; $T pwned",
   "echo hi; bash <<< 'touch pwned'",
@@ -75,6 +74,8 @@ export const EVALUATED: string[] = [
   "echo hi <<EOF\nEOF && echo '$(touch pwned)'",
   "coproc c { touch pwned; }; sleep 0.2",
   "echo hi; time { touch pwned; }",
+  // Found by the differential oracle: inside double quotes these single quotes are plain text.
+  "echo \"${x:-'$(touch pwned)'}\"",
 ];
 
 const dirs: string[] = [];

@@ -315,7 +315,7 @@ export class ScriptGenerator {
 
   /** Forms where parsers and bash are known to part ways: comments, continuations, here-docs, fds, quoting. */
   private tricky(d: number): Part {
-    const form = Math.floor(this.rnd() * 34);
+    const form = Math.floor(this.rnd() * 58);
     const h = this.hidden();
     const v = `touch v${this.id()}`;
     return node(
@@ -357,6 +357,30 @@ export class ScriptGenerator {
           `echo \\"$(${v})\\"`,
           `echo '\\'' "$(${v})"`,
           `time -p ${k[0]}`,
+          `echo "\${x:-'$(${v})'}"`,
+          `echo "\${x#'$(${v})'}" "\${x/'a'/'$(${v})'}"`,
+          `echo \${x:-'$(${h})'} \${x:-"'$(${v})'"}`,
+          `echo "a\\"$(${v})\\"" "$(echo ")")"`,
+          `echo "\${x:-"$(${v})"}"`,
+          `echo $(case a in a) ${v};; esac)`,
+          `echo $(case a in (a) ${v};; esac) $(echo a # )\n${v})`,
+          `echo $( (${v}) ) $((1) )`,
+          `((${v}) ); ${k[0]}`,
+          `a='x'"y"$(${v}); export b=$(${v}) c; declare -a d=($(${v})); ${k[0]}`,
+          `f() { local x=$(${v}); }; f`,
+          `[[ $(${v}) == x ]]; [ "$(${v})" = x ]`,
+          `while read -r l; do ${k[0]}; done <<< "$(${v})"`,
+          `echo a | while read l; do ${k[0]}; done`,
+          `x=$(<s.sh); ${k[0]}`,
+          `time ${k[0]} | cat`,
+          `! ${k[0]} | cat`,
+          `if ! ${k[0]}; then ${v}; fi`,
+          `{ ${k[0]}; } 2>&1 | cat`,
+          `echo done; { echo }; }; echo esac`,
+          `echo \${@:1} \${#} \${x:-$((1))}`,
+          `cat <<EOF\n\${x:-'$(${v})'} '$(${v})'\nEOF`,
+          `echo \`${v}\` "\`${h}\`"`,
+          `x=1; case $x in 1) ${k[0]} ;; esac`,
         ][form] as string,
     );
   }
