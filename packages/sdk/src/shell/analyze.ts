@@ -15,20 +15,22 @@
  */
 import type { Node, Parser } from "web-tree-sitter";
 import { ARITHMETIC_REASON, literalArithmetic, literalSubscript, plainName } from "./arithmetic.js";
+import { DeclarationReader } from "./declarations.js";
 import type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
+import { RedirectionReader } from "./redirections.js";
 import { fills, REDIRECT_KINDS, STATEMENTS } from "./syntax.js";
 import { MAX_NESTING, type Scope, Unwrapper } from "./unwrap.js";
 import { collectSubstitutions, wordValue as resolveWord, sourceOf, type WordValue } from "./words.js";
 import { literalWord } from "./wrappers.js";
-
-const ARITHMETIC_TESTS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 
 export class ShellAnalysis {
   readonly commands: SimpleCommandFacts[] = [];
   readonly unknown: ShellUnknown[] = [];
   readonly positions = new Map<SimpleCommandFacts, number[]>();
 
-  private readonly unwrapper = new Unwrapper(this);
+  readonly unwrapper = new Unwrapper(this);
+  private readonly redirections = new RedirectionReader(this);
+  private readonly declarations = new DeclarationReader(this);
 
   constructor(private readonly parser: Parser) {}
 
@@ -67,11 +69,11 @@ export class ShellAnalysis {
     for (const child of node.children) if (child?.hasError || child?.isMissing) this.reportErrors(child);
   }
 
-  private flag(reason: string, node: Node | string): void {
+  flag(reason: string, node: Node | string): void {
     this.unknown.push({ reason, text: typeof node === "string" ? node : node.text });
   }
 
-  private walk(node: Node, scope: Scope): void {
+  walk(node: Node, scope: Scope): void {
     if (node.isError || node.isMissing) {
       this.search(node, scope);
       return;
@@ -195,7 +197,7 @@ export class ShellAnalysis {
   }
 
   /** Resolves a word, reports what is not understood in it and walks its substitutions. */
-  private word(node: Node, scope: Scope): WordValue {
+  word(node: Node, scope: Scope): WordValue {
     const value = resolveWord(node);
     for (const reason of value.problems) this.flag(reason, node);
     this.nested(value.nested, scope);
@@ -284,78 +286,15 @@ export class ShellAnalysis {
     if (this.commands.length === before) this.unwrapper.emitPlain([], [], next, []);
   }
 
-  /** One redirection (and, for a here-doc, the rest of the line the grammar hangs on it). */
   redirection(node: Node, scope: Scope): ShellRedirection[] {
-    let op = "";
-    let target = "";
-    let quotedDelimiter = false;
-    const more: ShellRedirection[] = [];
-    let after: string | undefined;
-    for (const child of node.children) {
-      if (!child) continue;
-      if (child.isError || child.isMissing) {
-        this.flag(child.isError ? "syntax error" : `incomplete redirection: missing ${child.type}`, node);
-        continue;
-      }
-      if (child.type === "file_descriptor") op += child.text;
-      else if (!child.isNamed) {
-        if (node.type === "heredoc_redirect" && ["|", "|&", "&&", "||", ";", "&"].includes(child.type))
-          after = child.type;
-        else if (REDIRECT_TOKENS.has(child.type)) op += child.text;
-        else this.flag(`unexpected token ${child.type} in a redirection`, node);
-      } else if (child.type === "heredoc_start") {
-        target = child.text.replace(/['"\\]/g, "");
-        quotedDelimiter = target !== child.text;
-      } else if (child.type === "heredoc_body") this.heredocBody(child, quotedDelimiter, scope);
-      else if (child.type === "heredoc_end") {
-        // bash ends a here-doc only at a line that is exactly the delimiter.
-        const rest = sourceOf(child).slice(child.endIndex).split("\n", 1)[0] ?? "";
-        if (rest !== "" || child.text !== target)
-          this.flag("a here-doc delimiter line with more on it (bash reads on past it)", node);
-      } else if (child.type === "comment") continue;
-      else if (REDIRECT_KINDS.has(child.type)) more.push(...this.redirection(child, scope));
-      else if (child.type in STATEMENTS && node.type === "heredoc_redirect") {
-        // `cat <<EOF | rm x`: the grammar puts the rest of the pipeline or list inside the here-doc.
-        const context = after === "|" || after === "|&" ? "pipeline" : "list";
-        this.walk(child, {
-          ...scope,
-          context: [...scope.context, context],
-          redirections: [],
-          piped: context === "pipeline",
-          at: [...scope.at, child.startIndex],
-        });
-      } else if (fills(child.type, ["word"])) {
-        // bash takes one word as the target; the grammar hangs the command's later arguments here too.
-        if (target !== "" && node.type === "file_redirect")
-          this.flag("words after a redirection's target that the parser did not give to the command", node);
-        target = this.word(child, scope).value;
-      } else this.flag(`unexpected ${child.type} in a redirection`, node);
-    }
-    return [{ op: op.trim(), target }, ...more];
+    return this.redirections.read(node, scope);
   }
 
-  /**
-   * An unquoted here-doc body expands like a double-quoted word. The grammar sometimes
-   * leaves a body unparsed (a leading tab): fewer expansions found than the text holds is unknown.
-   */
-  private heredocBody(node: Node, quotedDelimiter: boolean, scope: Scope): void {
-    const found: Node[] = [];
-    collectSubstitutions(node, found);
-    if (quotedDelimiter) {
-      this.nested(found, scope);
-      return;
-    }
-    for (const child of node.namedChildren)
-      if (child && child.type !== "heredoc_content") this.word(child, scope);
-    const text = node.text.replace(/\\[\s\S]/g, "");
-    const markers = (text.match(/\$[([{]/g)?.length ?? 0) + Math.floor((text.match(/`/g)?.length ?? 0) / 2);
-    for (const match of text.matchAll(/\$\(\(([\s\S]*?)\)\)|\$\[([^\]]*)\]/g))
-      if (!literalArithmetic(match[1] ?? match[2] ?? "")) this.flag(ARITHMETIC_REASON, match[0]);
-    const parsed = node.namedChildren.filter((c) => c && c.type !== "heredoc_content").length;
-    if (parsed < markers) this.flag("here-doc body with expansions the parser did not read", node);
+  private builtinLike(node: Node, scope: Scope): void {
+    this.declarations.emit(node, scope);
   }
 
-  private nested(nodes: readonly Node[], scope: Scope): void {
+  nested(nodes: readonly Node[], scope: Scope): void {
     for (const node of nodes) this.substitution(node, { ...scope, redirections: [], piped: false });
   }
 
@@ -367,7 +306,7 @@ export class ShellAnalysis {
     this.unwrapper.emitPlain([], assignments, scope, []);
   }
 
-  private assignment(node: Node, scope: Scope): string {
+  assignment(node: Node, scope: Scope): string {
     const value = node.childForFieldName("value");
     const nameNode = node.childForFieldName("name");
     const name = nameNode?.text ?? "";
@@ -401,52 +340,6 @@ export class ShellAnalysis {
     return `(${values.join(" ")})`;
   }
 
-  /** `declare`, `export`, `local`, `unset`, `[[ ]]`: words and assignments, no wrapping. */
-  private builtinLike(node: Node, outerScope: Scope): void {
-    const scope: Scope = { ...outerScope, at: [...outerScope.at, node.startIndex] };
-    const words: WordValue[] = [];
-    const assignments: string[] = [];
-    if (node.type === "test_command") {
-      const keyword = node.text.startsWith("[[") ? "[[" : "[";
-      words.push(literalWord(keyword));
-      this.testWords(node, words, scope, keyword === "[[");
-      words.push(literalWord(keyword === "[[" ? "]]" : "]"));
-    } else {
-      words.push(literalWord(node.text.split(/\s/, 1)[0] ?? ""));
-      for (const child of node.namedChildren) {
-        if (!child) continue;
-        if (child.type === "variable_assignment") {
-          const text = this.assignment(child, scope);
-          assignments.push(text);
-          words.push(literalWord(text));
-        } else if (child.type !== "comment") words.push(this.word(child, scope));
-      }
-    }
-    this.unwrapper.emitPlain(words, assignments, scope, []);
-  }
-
-  /** The words of a `[[ ]]` or `[ ]` expression, operators included; `[[`'s `-eq` family is arithmetic. */
-  private testWords(node: Node, into: WordValue[], scope: Scope, doubleBracket: boolean): void {
-    for (const child of node.children) {
-      if (!child) continue;
-      if (!child.isNamed || child.type === "test_operator") {
-        if (!["[[", "]]", "[", "]"].includes(child.text)) into.push(literalWord(child.text));
-        continue;
-      }
-      if (child.type === "binary_expression" && doubleBracket) {
-        const operator = child.childForFieldName("operator")?.text ?? "";
-        if (ARITHMETIC_TESTS.has(operator)) {
-          const left = child.childForFieldName("left")?.text ?? "";
-          const right = child.childForFieldName("right")?.text ?? "";
-          if (!literalArithmetic(left) || !literalArithmetic(right)) this.flag(ARITHMETIC_REASON, child);
-        }
-      }
-      if (/expression$/.test(child.type)) this.testWords(child, into, scope, doubleBracket);
-      else if (fills(child.type, ["word"])) into.push(this.word(child, scope));
-      else this.flag(`unexpected ${child.type} in a test`, node);
-    }
-  }
-
   private simpleCommand(node: Node, outerScope: Scope): void {
     const scope: Scope = { ...outerScope, at: [...outerScope.at, node.startIndex] };
     const assignments: string[] = [];
@@ -477,23 +370,6 @@ export class ShellAnalysis {
     );
   }
 }
-
-const REDIRECT_TOKENS = new Set([
-  "<",
-  ">",
-  ">>",
-  "&>",
-  "&>>",
-  "<&",
-  ">&",
-  ">|",
-  "<>",
-  "<<",
-  "<<-",
-  "<<<",
-  "<&-",
-  ">&-",
-]);
 
 /** `(( ... ))` is parsed as a compound statement whose first token is `((`. */
 function isArithmeticCommand(node: Node): boolean {

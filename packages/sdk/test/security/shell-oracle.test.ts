@@ -63,7 +63,8 @@ describe("the differential oracle against real bash", () => {
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     console.log(
       `shell oracle (seed ${SEED}): generated ${counts.generated}, executed in bash ${counts.executed}, ` +
-        `marked unknown ${counts.unknown}, divergences ${counts.divergences.length}, ${seconds} s`,
+        `marked unknown ${counts.unknown} (${counts.unknownRun} of them run anyway: ${counts.unknownRanUnlisted} ran code the analysis could not list), ` +
+        `divergences ${counts.divergences.length}, ${seconds} s`,
     );
     for (const d of counts.divergences.slice(0, 10))
       console.log(
@@ -71,5 +72,7 @@ describe("the differential oracle against real bash", () => {
       );
     expect(counts.divergences.map((d) => d.script)).toEqual([]);
     expect(counts.executed).toBeGreaterThan(COUNT / 10);
+    // Not vacuous: among unknown scripts, bash really runs code the analysis could not list.
+    expect(counts.unknownRanUnlisted).toBeGreaterThan(0);
   });
 });

@@ -14,6 +14,8 @@
  * Scripts end quickly (loops are bounded, standard input is /dev/null).
  */
 
+import { EVALUATING_FORMS, evaluatingForms, TRICKY_FORMS, trickyForms } from "./forms.js";
+
 /** A piece of script: its text from its children, and the children a shrink may keep alone. */
 export interface Part {
   text: (kids: readonly string[]) => string;
@@ -59,8 +61,6 @@ const node = (kind: Part["kind"], kids: Part[], text: (k: readonly string[]) => 
 
 /** Inside backticks, `\\`, `` ` `` and `$` need a backslash to stay themselves. */
 const escapeBackticks = (text: string) => text.replace(/[`\\$]/g, "\\$&");
-
-const escapeSingle = (text: string) => text.replace(/'/g, "'\\''");
 
 const sq = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
 
@@ -315,107 +315,17 @@ export class ScriptGenerator {
 
   /** Forms where parsers and bash are known to part ways: comments, continuations, here-docs, fds, quoting. */
   private tricky(d: number): Part {
-    const form = Math.floor(this.rnd() * 58);
+    const form = Math.floor(this.rnd() * TRICKY_FORMS);
     const h = this.hidden();
     const v = `touch v${this.id()}`;
-    return node(
-      "stmt",
-      [this.stmt(d)],
-      (k) =>
-        [
-          `echo a#$(${h})`,
-          `echo a # $(${h})`,
-          `echo a #; ${h}`,
-          `echo "\\$(${h})" '$(${h})' \\$\\(${h}\\)`,
-          `echo a\\\n$(${v})`,
-          `ec\\\nho a; ${k[0]}`,
-          `echo "a\\\n$(${v})"`,
-          `cat <<"EOF"\n$(${h})\nEOF\n${k[0]}`,
-          `cat <<\\EOF\n$(${h})\nEOF\n${k[0]}`,
-          `cat <<EOF\n\\$(${h}) $(${v})\nEOF\n${k[0]}`,
-          `cat <<A <<B\n$(${v})\nA\n$(${v})\nB\n${k[0]}`,
-          `x=$(cat <<EOF\n$(${v})\nEOF\n); ${k[0]}`,
-          `cat <<EOF\nline \\\n$(${v})\nEOF`,
-          `cat <<EOF\n\${x:-$(${v})}\nEOF`,
-          `cat <<EOF\n$[1+1] $((2))\nEOF`,
-          `exec 3>o1; ${k[0]} >&3`,
-          `{fd}>o2 ${k[0]}`,
-          `${k[0]} {fd}>o2`,
-          `${k[0]} <> o1`,
-          `${k[0]} &>> o2`,
-          `${k[0]} 2>&1 >o1`,
-          `a+=(1); a[1]+=2; echo "\${a[-1]}" "\${a[@]:1:1}"; ${k[0]}`,
-          `[[ ( -n a ) && ! -z "$(${v})" || a == b* ]]`,
-          `echo if then fi done; ${k[0]}`,
-          `a=b c=$(${v}) ${k[0]}`,
-          `eval 'x=1; ((x))'; ${k[0]}`,
-          `bash -c '${escapeSingle(k[0] as string)}; $0' true`,
-          `trap - EXIT; trap '' INT; ${k[0]}`,
-          `echo $"t" $'\\'' $'\\x27$(${h})'`,
-          `echo ~/x ~root; ${k[0]}`,
-          `${k[0]} & wait`,
-          `echo \\"$(${v})\\"`,
-          `echo '\\'' "$(${v})"`,
-          `time -p ${k[0]}`,
-          `echo "\${x:-'$(${v})'}"`,
-          `echo "\${x#'$(${v})'}" "\${x/'a'/'$(${v})'}"`,
-          `echo \${x:-'$(${h})'} \${x:-"'$(${v})'"}`,
-          `echo "a\\"$(${v})\\"" "$(echo ")")"`,
-          `echo "\${x:-"$(${v})"}"`,
-          `echo $(case a in a) ${v};; esac)`,
-          `echo $(case a in (a) ${v};; esac) $(echo a # )\n${v})`,
-          `echo $( (${v}) ) $((1) )`,
-          `((${v}) ); ${k[0]}`,
-          `a='x'"y"$(${v}); export b=$(${v}) c; declare -a d=($(${v})); ${k[0]}`,
-          `f() { local x=$(${v}); }; f`,
-          `[[ $(${v}) == x ]]; [ "$(${v})" = x ]`,
-          `while read -r l; do ${k[0]}; done <<< "$(${v})"`,
-          `echo a | while read l; do ${k[0]}; done`,
-          `x=$(<s.sh); ${k[0]}`,
-          `time ${k[0]} | cat`,
-          `! ${k[0]} | cat`,
-          `if ! ${k[0]}; then ${v}; fi`,
-          `{ ${k[0]}; } 2>&1 | cat`,
-          `echo done; { echo }; }; echo esac`,
-          `echo \${@:1} \${#} \${x:-$((1))}`,
-          `cat <<EOF\n\${x:-'$(${v})'} '$(${v})'\nEOF`,
-          `echo \`${v}\` "\`${h}\`"`,
-          `x=1; case $x in 1) ${k[0]} ;; esac`,
-        ][form] as string,
-    );
+    return node("stmt", [this.stmt(d)], (k) => trickyForms(k[0] as string, h, v)[form] as string);
   }
 
   /** Builtins that evaluate their arguments as arithmetic, names, prompts or code. */
   private evaluating(d: number): Part {
-    const form = Math.floor(this.rnd() * 20);
+    const form = Math.floor(this.rnd() * EVALUATING_FORMS);
     const hidden = this.hidden();
-    return node(
-      "stmt",
-      [this.word(d)],
-      (k) =>
-        [
-          `let ${k[0]}`,
-          `let "y=${k[0]}"`,
-          `declare -i z=${k[0]}`,
-          `declare -i z; z=${k[0]}`,
-          `declare -n r=${k[0]}; echo "$r"`,
-          `printf -v ${k[0]} %s 1`,
-          `read ${k[0]} <<< 1`,
-          `unset ${k[0]}`,
-          `echo "\${x@P}"`,
-          `PS4=${sq(`$(${hidden})`)}; set -x; :`,
-          `compgen -W ${sq(`$(${hidden})`)} a`,
-          `mapfile -C ${sq(hidden)} -c 1 <<< ${k[0]}`,
-          `getopts a ${k[0]}`,
-          `wait -p ${k[0]} -n 2>/dev/null`,
-          `echo "\${!x}"`,
-          `echo "\${a[${k[0]}]}"`,
-          `echo "\${y:${k[0]}}"`,
-          `shift ${k[0]}`,
-          `eval "$x"`,
-          `$x`,
-        ][form] as string,
-    );
+    return node("stmt", [this.word(d)], (k) => evaluatingForms(k[0] as string, hidden)[form] as string);
   }
 
   /** A simple command: a visible program or builtin, arguments, sometimes a prefix. */
