@@ -20,7 +20,13 @@ import type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFa
 import { RedirectionReader } from "./redirections.js";
 import { fills, REDIRECT_KINDS, STATEMENTS } from "./syntax.js";
 import { MAX_NESTING, type Scope, Unwrapper } from "./unwrap.js";
-import { collectSubstitutions, wordValue as resolveWord, sourceOf, type WordValue } from "./words.js";
+import {
+  AMBIGUOUS_ARITHMETIC,
+  collectSubstitutions,
+  wordValue as resolveWord,
+  sourceOf,
+  type WordValue,
+} from "./words.js";
 import { literalWord } from "./wrappers.js";
 
 export class ShellAnalysis {
@@ -93,6 +99,8 @@ export class ShellAnalysis {
       if (!fits && !(node.type === "compound_statement" && isArithmeticCommand(node)))
         this.flag(`unexpected ${child.isNamed ? child.type : `token ${child.type}`} in ${node.type}`, node);
     }
+    // `((cmd) )` is two subshells to the grammar, arithmetic first to bash.
+    if (node.type === "subshell" && node.text.startsWith("((")) this.flag(AMBIGUOUS_ARITHMETIC, node);
     const inner = rule.context ? { ...scope, context: [...scope.context, rule.context] } : scope;
     switch (node.type) {
       case "command":
@@ -155,6 +163,7 @@ export class ShellAnalysis {
 
   /** `$(...)`, `<(...)`, backticks: commands of their own. */
   private substitution(node: Node, scope: Scope): void {
+    if (node.text.startsWith("$((")) this.flag(AMBIGUOUS_ARITHMETIC, node);
     const label = node.type === "command_substitution" ? "substitution" : "process-substitution";
     const inner = { ...scope, context: [...scope.context, label], redirections: [], piped: false };
     if (node.type === "command_substitution" && node.text.startsWith("`")) {

@@ -106,6 +106,8 @@ function part(node: Node, acc: Acc): void {
       return;
     case "command_substitution":
       dynamic(node, acc, "substitution");
+      // bash reads `$((` as arithmetic when it can; the grammar sometimes reads a substitution of a subshell.
+      if (node.text.startsWith("$((")) acc.problems.push(AMBIGUOUS_ARITHMETIC);
       acc.nested.push(node);
       return;
     case "process_substitution":
@@ -146,6 +148,9 @@ function problem(node: Node, acc: Acc, reason: string): void {
   acc.problems.push(reason);
   collectSubstitutions(node, acc.nested);
 }
+
+export const AMBIGUOUS_ARITHMETIC =
+  "`$((` or `((` that the parser read as a subshell where bash reads arithmetic (a variable's value can run commands)";
 
 const MISPARSE =
   "the parser read a word where bash would not (an unescaped blank, operator or substitution inside it)";

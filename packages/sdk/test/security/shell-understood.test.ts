@@ -124,6 +124,9 @@ describe("what tree-sitter-bash misreads is unknown, not a wrong known command",
     // Found by the oracle: single quotes inside a double-quoted expansion are plain text to bash.
     ["echo \"${x:-'$(rm x)'}\"", "quotes inside a double-quoted expansion"],
     ["cat <<EOF\n${x:-'$(rm x)'}\nEOF", "quotes inside a double-quoted expansion"],
+    // The grammar reads `$((y))` inside `${...}` as a substitution of a subshell running `y`.
+    ['echo "${x:-$((y))}"', "read as a subshell where bash reads arithmetic"],
+    ["echo ${x:+$((y))}", "read as a subshell where bash reads arithmetic"],
   ])("%j: %s", async (source, reason) => {
     expect(await reasons(source)).toContain(reason);
   });

@@ -76,6 +76,7 @@ export const EVALUATED: string[] = [
   "echo hi; time { touch pwned; }",
   // Found by the differential oracle: inside double quotes these single quotes are plain text.
   "echo \"${x:-'$(touch pwned)'}\"",
+  "x='a[$(touch pwned)]'; echo \"${y:-$((x))}\"",
 ];
 
 const dirs: string[] = [];

@@ -97,7 +97,9 @@ export function trickyForms(k: string, h: string, v: string): string[] {
     `cat <<EOF\n\${x:-'$(${v})'} '$(${v})'\nEOF`,
     `echo \`${v}\` "\`${h}\`"`,
     `x=1; case $x in 1) ${k} ;; esac`,
+    `echo "\${x:-$((x))}" \${y:+$((x))}`,
+    `echo "\${x:-$(( x ))}" $((x) ) $( (x) )`,
   ];
 }
 
-export const TRICKY_FORMS = 58;
+export const TRICKY_FORMS = 60;
