@@ -150,6 +150,11 @@ export class ShellAnalysis {
     for (const child of node.namedChildren) if (child) this.walk(child, inner);
   }
 
+  /** Whether a command emitted since `before` carries all of `redirections` (the same objects). */
+  private carried(before: number, redirections: readonly ShellRedirection[]): boolean {
+    return this.commands.slice(before).some((c) => redirections.every((r) => c.redirections.includes(r)));
+  }
+
   /** Inside something not understood: report every command still visible, never skip one. */
   private search(node: Node, scope: Scope): void {
     for (const child of node.namedChildren) {
@@ -274,7 +279,7 @@ export class ShellAnalysis {
     const body = node.childForFieldName("body");
     const before = this.commands.length;
     if (body) this.walk(body, { ...scope, redirections });
-    if (this.commands.length === before && redirections.length > scope.redirections.length)
+    if (redirections.length > scope.redirections.length && !this.carried(before, redirections))
       this.unwrapper.emitPlain([], [], { ...scope, redirections, at: [...scope.at, node.startIndex] }, []);
   }
 
@@ -291,8 +296,8 @@ export class ShellAnalysis {
     const next = { ...scope, redirections };
     const before = this.commands.length;
     if (body) this.walk(body, next);
-    // `(( 1 )) > f` still opens f: the redirections are listed even when no command carries them.
-    if (this.commands.length === before) this.unwrapper.emitPlain([], [], next, []);
+    // `(( 1 )) > f` and `case $(a) in *) (( 1 ));; esac > f` still open f: list it when no command carries it.
+    if (!this.carried(before, redirections)) this.unwrapper.emitPlain([], [], next, []);
   }
 
   redirection(node: Node, scope: Scope): ShellRedirection[] {

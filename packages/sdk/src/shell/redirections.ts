@@ -114,10 +114,13 @@ export class RedirectionReader {
     for (const child of node.namedChildren)
       if (child && child.type !== "heredoc_content") this.analysis.word(child, scope);
     const text = node.text.replace(/\\[\s\S]/g, "");
-    const markers = (text.match(/\$[([{]/g)?.length ?? 0) + Math.floor((text.match(/`/g)?.length ?? 0) / 2);
     for (const match of text.matchAll(/\$\(\(([\s\S]*?)\)\)|\$\[([^\]]*)\]/g))
       if (!literalArithmetic(match[1] ?? match[2] ?? "")) this.analysis.flag(ARITHMETIC_REASON, match[0]);
-    const parsed = node.namedChildren.filter((c) => c && c.type !== "heredoc_content").length;
-    if (parsed < markers) this.analysis.flag("here-doc body with expansions the parser did not read", node);
+    // Each kind counted on its own: a `$u` the grammar read must not stand in for a `$(` it did not.
+    const substitutions =
+      (text.match(/\$\((?!\()/g)?.length ?? 0) + Math.floor((text.match(/`/g)?.length ?? 0) / 2);
+    const expansions = text.match(/\$\{/g)?.length ?? 0;
+    if (found.length < substitutions || node.descendantsOfType("expansion").length < expansions)
+      this.analysis.flag("here-doc body with expansions the parser did not read", node);
   }
 }

@@ -127,6 +127,11 @@ describe("what tree-sitter-bash misreads is unknown, not a wrong known command",
     // The grammar reads `$((y))` inside `${...}` as a substitution of a subshell running `y`.
     ['echo "${x:-$((y))}"', "read as a subshell where bash reads arithmetic"],
     ["echo ${x:+$((y))}", "read as a subshell where bash reads arithmetic"],
+    // Found by the deep oracle run: a `$u` the grammar read stood in for a `$(` it did not.
+    [
+      'cat <<-EOF\n\t$(u=1; [ -z "$u" ]; rm x)\n\tEOF',
+      "here-doc body with expansions the parser did not read",
+    ],
   ])("%j: %s", async (source, reason) => {
     expect(await reasons(source)).toContain(reason);
   });
@@ -144,6 +149,9 @@ describe("what tree-sitter-bash misreads is unknown, not a wrong known command",
   it("lists the redirections of a body that runs no command", async () => {
     const facts = await analyzeShell("(( 1 )) > out; f() { (( 1 )); } 2> err");
     expect(facts.commands.flatMap((c) => c.redirections.map((r) => r.target))).toEqual(["out", "err"]);
+    // Found by the deep oracle run: the subject's substitution runs a command, the arm none.
+    const inCase = await analyzeShell("case $(ls) in *) (( 2 )) ;; esac > o2");
+    expect(inCase.commands.flatMap((c) => c.redirections.map((r) => r.target))).toEqual(["o2"]);
   });
 
   it("lists the shell of a string that runs no command", async () => {
