@@ -6,6 +6,7 @@
 #   socat       the sandbox's network proxy bridge
 #   ripgrep     the sandbox's file scans (rg)
 #   postgresql  the store-postgres tests' throwaway cluster (packages/test-postgres)
+#   strace      the shell analysis' differential oracle traces what bash executes
 # Each entry is "debian-package:command that proves it is installed"; a command
 # given as an absolute path (a glob) must match an existing file.
 # As root, missing packages are installed (apt-get update once, then install);
@@ -19,6 +20,7 @@ PACKAGES=(
   "socat:socat"
   "ripgrep:rg"
   "postgresql:/usr/lib/postgresql/*/bin/initdb"
+  "strace:strace"
 )
 
 installed() {

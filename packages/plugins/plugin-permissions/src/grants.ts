@@ -6,7 +6,9 @@
  *   (argv, assignments, redirections and wrappers all equal) for a shell call, the
  *   same canonical paths for a path tool, the same arguments otherwise; a compound
  *   command is covered only when every part is, and a command with parts the parser
- *   could not resolve (`unknown`) is never covered;
+ *   could not resolve (`unknown`) is never covered, by any scope (an `exact` grant
+ *   included: the same text can run other code next time, e.g. `source ./x.sh` after
+ *   x.sh changed, or a value evaluated as arithmetic);
  * - a grant read back from a session counts only with a valid HMAC-SHA256 made with
  *   the user's grant key (kept outside the project, 0600) over the grant and the
  *   session id; anything else is ignored and reported.
@@ -122,9 +124,16 @@ function prefixCovers(granted: GrantedCommand, part: GrantedCommand): boolean {
   );
 }
 
+/** A shell call whose analysis has an unknown part: no grant covers it, whatever its scope. */
+export function notUnderstood(call: Call): boolean {
+  const command = commandFacts(call);
+  return command !== undefined && command.unknown.length > 0;
+}
+
 /** Whether a grant covers a call asked about by `askedBy`. */
 export function covers(grant: PermissionGrant, call: Call, askedBy: string): boolean {
   if (grant.tool !== call.name || grant.askedBy !== askedBy) return false;
+  if (notUnderstood(call)) return false;
   if (grant.scope === "prefix") {
     const command = commandFacts(call);
     if (!command || command.unknown.length > 0 || command.commands.length === 0) return false;
@@ -171,6 +180,10 @@ export function describeScope(
   if (scope.scope === "paths") return `${(scope.paths ?? []).map((p) => `${tool}(${p})`).join(" + ")} only`;
   return "these exact arguments only";
 }
+
+/** What the session and project options say for a shell call that is not fully understood: nothing is remembered. */
+export const NOT_REMEMBERED =
+  "not remembered: the command is not fully understood, so it is asked every time";
 
 // --- proof that Rein wrote it ------------------------------------------------------
 

@@ -44,6 +44,7 @@ import {
   describeScope,
   isGrant,
   loadGrantKey,
+  notUnderstood,
   type PermissionGrant,
   prefixScopeOf,
   scopeOf,
@@ -354,6 +355,12 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
           if (answer === "deny")
             return { decision: "deny", reason: mask(`denied at the prompt: ${request.verdict.reason}`) };
           if (answer === "once") return { decision: "allow", reason: "allowed once at the prompt" };
+          // A grant could never cover a call with an unknown part: the answer allows this call only.
+          if (notUnderstood(request.call))
+            return {
+              decision: "allow",
+              reason: "allowed once at the prompt (not remembered: not fully understood)",
+            };
           if (answer === "project" && grantsFile) {
             const granted = sign(
               grantKey(),

@@ -4,7 +4,7 @@
  * terminal. Invariant: every option names exactly what it would grant.
  */
 import type { PermissionRequest, ToolGateCall } from "@rein/sdk";
-import { describeScope, prefixScopeOf, scopeOf } from "./grants.js";
+import { describeScope, NOT_REMEMBERED, notUnderstood, prefixScopeOf, scopeOf } from "./grants.js";
 
 export type Answer = "once" | "session" | "project" | "deny";
 
@@ -55,9 +55,10 @@ function indent(text: string, prefix: string): string {
  */
 export function promptText(request: PermissionRequest, scope: "call" | "exact", project?: string): string {
   const { call, verdict } = request;
-  const sessionWhat = describeScope(call.name, scopeOf(call, scope === "exact"));
+  const vague = notUnderstood(call);
+  const sessionWhat = vague ? NOT_REMEMBERED : describeScope(call.name, scopeOf(call, scope === "exact"));
   const always = project
-    ? `   [a] always in this project (${describeScope(call.name, prefixScopeOf(call))}; saved in ${project})`
+    ? `   [a] always in this project (${vague ? NOT_REMEMBERED : `${describeScope(call.name, prefixScopeOf(call))}; saved in ${project}`})`
     : "";
   return [
     "",

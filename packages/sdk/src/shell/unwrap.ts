@@ -7,12 +7,12 @@
  * it) and records in `unknown` whatever it could not follow.
  */
 import path from "node:path";
+import { builtinProblem, RESERVED_WORDS } from "./builtins.js";
 import type { ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
 import type { WordValue } from "./words.js";
 import {
   commandName,
   ENV_OPTIONS,
-  evaluatedArguments,
   INTERPRETERS,
   literalWord,
   normaliseGit,
@@ -82,6 +82,17 @@ export class Unwrapper {
       emit(from);
       return;
     }
+    if (RESERVED_WORDS.has(head.value)) {
+      this.analysis.unknown.push({
+        reason: `a reserved word where a command name should be (${head.value}): the parser misread a compound command`,
+        text: words
+          .slice(from)
+          .map((w) => w.value)
+          .join(" "),
+      });
+      emit(from);
+      return;
+    }
     const name = commandName(head.value);
     if (name !== head.value && !SYSTEM_BIN.has(path.posix.dirname(path.posix.normalize(head.value))))
       acc.direct = false;
@@ -122,6 +133,12 @@ export class Unwrapper {
       }
       let next = parsed.next;
       if (name === "timeout") next++; // the duration
+      // `time` is a keyword before a whole simple command: `time A=1 cmd` assigns A.
+      if (name === "time")
+        while (next < words.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test((words[next] as WordValue).value)) {
+          acc.assignments.push((words[next] as WordValue).value);
+          next++;
+        }
       if (next >= words.length) {
         emit(from);
         return;
@@ -157,7 +174,7 @@ export class Unwrapper {
           fail("eval of a string decided at run time");
           return;
         }
-        this.reparse(rest.map((w) => w.value).join(" "), "eval", words, acc, scope);
+        this.reparse(rest.map((w) => w.value).join(" "), "eval", words, acc, scope, true, from);
         return;
       }
       case "source":
@@ -166,7 +183,7 @@ export class Unwrapper {
         return;
       }
       case "trap": {
-        const rest = words.slice(from + 1).filter((w) => !/^-[lp]+$/.test(w.value));
+        const rest = words.slice(from + 1).filter((w) => !/^-[lp]+$/.test(w.value) && w.value !== "--");
         if (rest.length < 2) {
           emit(from);
           return;
@@ -177,7 +194,15 @@ export class Unwrapper {
           fail("trap action decided at run time");
           return;
         }
-        this.reparse(action.value, "trap", words, { ...acc, wrappers: [...acc.wrappers] }, scope, false);
+        this.reparse(
+          action.value,
+          "trap",
+          words,
+          { ...acc, wrappers: [...acc.wrappers] },
+          scope,
+          false,
+          from,
+        );
         return;
       }
       case "alias":
@@ -195,15 +220,6 @@ export class Unwrapper {
           fail(`${name} changes what later commands run`);
           return;
         }
-        {
-          emit(from);
-          return;
-        }
-      case "let":
-        this.analysis.unknown.push({
-          reason: "arithmetic on variables (a variable's value can run commands)",
-          text: words.map((w) => w.value).join(" "),
-        });
         {
           emit(from);
           return;
@@ -233,7 +249,7 @@ export class Unwrapper {
           fail(`${name} -c with a command string decided at run time`);
           return;
         }
-        this.reparse(script.value, name, words, acc, scope);
+        this.reparse(script.value, name, words, acc, scope, true, from);
         return;
       }
       emit(from);
@@ -255,7 +271,8 @@ export class Unwrapper {
     words: readonly WordValue[],
     acc: Unwrapping,
     scope: Scope,
-    transparent = true,
+    transparent: boolean,
+    from: number,
   ): void {
     if (scope.depth >= MAX_NESTING) {
       this.analysis.unknown.push({ reason: "command strings nested too deeply", text: source });
@@ -279,9 +296,10 @@ export class Unwrapper {
       command.assignments.unshift(...acc.assignments);
       command.redirections.push(...acc.redirections);
     }
+    // A string that runs no command (`bash -c '(( 1 ))'`): the program that reads it still runs.
     if (this.analysis.commands.length === before)
       this.emit(
-        words.slice(0),
+        words.slice(from),
         acc,
         scope,
         words.map((w) => w.value),
@@ -380,7 +398,7 @@ export class Unwrapper {
     const argv = words.map((w) => w.value);
     if (argv.length > 0) argv[0] = commandName(argv[0] as string);
     const expanded = words.flatMap((w, i) => (w.expanded ? [i] : []));
-    const evaluated = evaluatedArguments(argv);
+    const evaluated = builtinProblem(words);
     if (evaluated) this.analysis.unknown.push({ reason: evaluated, text: argv.join(" ") });
     const command: SimpleCommandFacts = {
       argv,

@@ -8,16 +8,20 @@
  * plain literal.
  */
 import type { Node } from "web-tree-sitter";
+import { ARITHMETIC_REASON, literalArithmetic } from "./arithmetic.js";
+import { expansionProblem } from "./expansions.js";
 
 export interface WordValue {
   /** Quotes and escapes removed; expansions kept as written. */
   value: string;
   /** Decided at run time. */
   expanded: boolean;
-  /** `variable`, `ifs`, `substitution`, `process-substitution`, `arithmetic`, `glob`, `brace`, `prompt`, `indirect`, or a node type the analysis does not know. */
+  /** `variable`, `ifs`, `substitution`, `process-substitution`, `arithmetic`, `glob`, `brace`. */
   kinds: string[];
   /** Command and process substitutions inside the word, to analyse as commands of their own. */
   nested: Node[];
+  /** Why part of the word is not understood (each one an `unknown` of the analysis). */
+  problems: string[];
 }
 
 interface Acc {
@@ -26,9 +30,8 @@ interface Acc {
   skeleton: string;
   kinds: Set<string>;
   nested: Node[];
+  problems: string[];
 }
-
-const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
 
 const sources = new WeakMap<object, string>();
 
@@ -43,22 +46,44 @@ export function sourceOf(node: Node): string {
 }
 
 export function wordValue(node: Node): WordValue {
-  const acc: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [] };
+  const acc: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [], problems: [] };
   part(node, acc);
   if (/[*?]|\[.*\]/.test(acc.skeleton)) acc.kinds.add("glob");
   if (/\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}/.test(acc.skeleton)) acc.kinds.add("brace");
-  return { value: acc.value, expanded: acc.kinds.size > 0, kinds: [...acc.kinds], nested: acc.nested };
+  return {
+    value: acc.value,
+    expanded: acc.kinds.size > 0,
+    kinds: [...acc.kinds],
+    nested: acc.nested,
+    problems: acc.problems,
+  };
 }
 
+/**
+ * The word parts the analysis understands, each with how its children are read. A
+ * part of any other kind, or an understood part with a child it does not expect, is a
+ * problem: never a plain literal.
+ */
 function part(node: Node, acc: Acc): void {
+  if (node.isError || node.isMissing) {
+    problem(node, acc, node.isError ? "syntax error" : `incomplete word: missing ${node.type}`);
+    return;
+  }
   switch (node.type) {
     case "command_name":
+    case "concatenation":
       sequence(node, node.startIndex, node.endIndex, acc, unquoted);
       return;
     case "word":
     case "number":
     case "variable_name":
-      if (misread(node.text)) acc.kinds.add("misparse");
+    case "special_variable_name":
+      if (node.namedChildCount > 0) {
+        // `number` can hold expansions (`0x$x`): read it as the sequence it is.
+        sequence(node, node.startIndex, node.endIndex, acc, unquoted);
+        return;
+      }
+      if (misread(node.text)) acc.problems.push(MISPARSE);
       unquoted(node.text, acc);
       return;
     case "raw_string":
@@ -73,21 +98,26 @@ function part(node: Node, acc: Acc): void {
     case "translated_string":
       doubleQuoted(node, node.startIndex + 2, node.endIndex - 1, acc);
       return;
-    case "concatenation":
-      sequence(node, node.startIndex, node.endIndex, acc, unquoted);
-      return;
     case "simple_expansion":
+      dynamic(node, acc, /^\s*\$IFS\b/.test(node.text) ? "ifs" : "variable");
+      return;
     case "expansion":
       expansion(node, acc);
       return;
     case "command_substitution":
+      dynamic(node, acc, "substitution");
+      // bash reads `$((` as arithmetic when it can; the grammar sometimes reads a substitution of a subshell.
+      if (node.text.startsWith("$((")) acc.problems.push(AMBIGUOUS_ARITHMETIC);
+      acc.nested.push(node);
+      return;
     case "process_substitution":
-      dynamic(node, acc, node.type === "command_substitution" ? "substitution" : "process-substitution");
+      dynamic(node, acc, "process-substitution");
+      acc.problems.push("process substitution: its output is read as a file at run time");
       acc.nested.push(node);
       return;
     case "arithmetic_expansion":
       dynamic(node, acc, "arithmetic");
-      if (namesVariable(node.text.slice(3, -2))) acc.kinds.add("arithmetic-variable");
+      if (!literalArithmetic(arithmeticBody(node.text))) acc.problems.push(ARITHMETIC_REASON);
       collectSubstitutions(node, acc.nested);
       return;
     case "brace_expression":
@@ -96,12 +126,34 @@ function part(node: Node, acc: Acc): void {
     case "extglob_pattern":
       dynamic(node, acc, "glob");
       return;
+    case "regex":
+      // A pattern inside `${x/.../...}` or after `=~`: the grammar does not parse substitutions in it.
+      if (/[$`]/.test(node.text)) problem(node, acc, "a pattern with expansions the parser did not read");
+      else unquoted(node.text, acc);
+      return;
     default:
-      // A shape this module does not know: never a plain literal.
-      dynamic(node, acc, node.type);
-      collectSubstitutions(node, acc.nested);
+      problem(node, acc, `syntax the analysis does not understand in a word: ${node.type}`);
   }
 }
+
+/** The text between `$((`/`$[` and `))`/`]`. */
+function arithmeticBody(text: string): string {
+  if (text.startsWith("$((")) return text.slice(3, text.endsWith("))") ? -2 : undefined);
+  if (text.startsWith("$[")) return text.slice(2, text.endsWith("]") ? -1 : undefined);
+  return text;
+}
+
+function problem(node: Node, acc: Acc, reason: string): void {
+  dynamic(node, acc, "unknown");
+  acc.problems.push(reason);
+  collectSubstitutions(node, acc.nested);
+}
+
+export const AMBIGUOUS_ARITHMETIC =
+  "`$((` or `((` that the parser read as a subshell where bash reads arithmetic (a variable's value can run commands)";
+
+const MISPARSE =
+  "the parser read a word where bash would not (an unescaped blank, operator or substitution inside it)";
 
 /**
  * bash never puts an unescaped blank, operator, backtick or `$(` inside a plain word: if
@@ -110,38 +162,50 @@ function part(node: Node, acc: Acc): void {
 function misread(text: string, insideExpansion = false): boolean {
   // Inside `${...}` blanks and operators are plain text; substitutions still run.
   const pattern = insideExpansion
-    ? /(?:^|[^\\])(?:\\\\)*(?:`|\$[({])/
-    : /(?:^|[^\\])(?:\\\\)*(?:[\s;|&()<>`]|\$[({])/;
+    ? /(?:^|[^\\])(?:\\\\)*(?:`|\$[({[])/
+    : /(?:^|[^\\])(?:\\\\)*(?:[\s;|&()<>`]|\$[({[])/;
   return pattern.test(text);
 }
 
+/** `${...}`: the form must be in the table of `expansions.ts`; its operand is read as a word. */
 function expansion(node: Node, acc: Acc): void {
-  const text = node.text;
-  if (node.descendantsOfType("word").some((word) => word !== null && misread(word.text, true)))
-    acc.kinds.add("misparse");
-  dynamic(node, acc, "variable");
-  if (/^\$\{?IFS\b/.test(text)) acc.kinds.add("ifs");
-  if (text.startsWith("${!")) acc.kinds.add("indirect");
-  // `${x@P}` expands prompt escapes, which may run command substitutions.
-  if (/@P\}$/.test(text)) acc.kinds.add("prompt");
-  // An indexed array's subscript is arithmetic: `${a[x]}` evaluates x's value.
-  if (/^\$\{[^}]*\[[^\]]*[A-Za-z_]/.test(text)) acc.kinds.add("subscript");
-  collectSubstitutions(node, acc.nested);
+  // Inside double quotes the grammar starts an expansion at the blank before it.
+  const text = node.text.replace(/^\s+/, "");
+  dynamic(node, acc, /^\$\{IFS\b/.test(text) ? "ifs" : "variable");
+  const reason = expansionProblem(text);
+  if (reason) acc.problems.push(reason);
+  const operand: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [], problems: [] };
+  // In `"${x:-'$(cmd)'}"` (and a here-doc) the single quotes are plain text and cmd runs; the grammar reads quotes.
+  if (quotedContext(node) && node.descendantsOfType(["raw_string", "ansi_c_string"]).length > 0)
+    acc.problems.push(
+      "quotes inside a double-quoted expansion (bash reads them differently than the parser)",
+    );
+  let first = true;
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    const head = first && HEAD_KINDS.has(child.type);
+    first = false;
+    if (head) continue;
+    if (child.type === "word" && misread(child.text, true)) acc.problems.push(MISPARSE);
+    else if (child.type === "subscript") acc.problems.push("a subscript inside an expansion's operand");
+    else part(child, operand);
+  }
+  acc.nested.push(...operand.nested);
+  acc.problems.push(...operand.problems);
 }
 
-/** Kinds whose evaluation can run commands hidden in a variable's value. */
-export const RUNS_HIDDEN_CODE: Readonly<Record<string, string>> = {
-  "arithmetic-variable": "arithmetic on variables (a variable's value can run commands)",
-  subscript: "array subscript on variables (a variable's value can run commands)",
-  indirect: "indirect expansion of a variable named by another (can evaluate a subscript that runs commands)",
-  prompt: "prompt expansion with @P (can run command substitutions)",
-  misparse:
-    "the parser read a word where bash would not (an unescaped blank, operator or substitution inside it)",
-};
+/** Whether the node sits inside double quotes or a here-doc body. */
+function quotedContext(node: Node): boolean {
+  for (let up = node.parent; up; up = up.parent)
+    if (up.type === "string" || up.type === "heredoc_body" || up.type === "translated_string") return true;
+  return false;
+}
+
+const HEAD_KINDS = new Set(["variable_name", "special_variable_name", "subscript"]);
 
 /** Arithmetic text that names a variable (not only numbers, operators and `$#`, `$?`...). */
 export function namesVariable(text: string): boolean {
-  return /[A-Za-z_]/.test(text.replace(/\$[#?$!0-9]|0[xX][0-9a-fA-F]+|\d+#[0-9A-Za-z@_]+/g, ""));
+  return !literalArithmetic(text);
 }
 
 function dynamic(node: Node, acc: Acc, kind: string): void {
@@ -220,6 +284,8 @@ function literal(text: string, acc: Acc): void {
   acc.value += text;
   acc.skeleton += "_".repeat(text.length);
 }
+
+const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
 
 export function collectSubstitutions(node: Node, into: Node[]): void {
   for (const child of node.namedChildren) {

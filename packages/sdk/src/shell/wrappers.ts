@@ -74,7 +74,6 @@ export const PREFIX_WRAPPERS: Readonly<Record<string, OptionSpec & { direct: boo
   exec: { flags: "cl", withArg: "a", direct: true },
   nohup: { flags: "", withArg: "", direct: true },
   time: { flags: "p", withArg: "", direct: true },
-  coproc: { flags: "", withArg: "", direct: true },
   nice: { flags: "", withArg: "n", longWithArg: ["--adjustment"], numeric: true, direct: true },
   stdbuf: { flags: "", withArg: "ioe", longWithArg: ["--input", "--output", "--error"], direct: true },
   timeout: {
@@ -292,7 +291,7 @@ export function commandName(word: string): string {
 }
 
 export function literalWord(value: string): WordValue {
-  return { value, expanded: false, kinds: [], nested: [] };
+  return { value, expanded: false, kinds: [], nested: [], problems: [] };
 }
 
 export function optionValue(
@@ -326,35 +325,4 @@ export function readsProgramFromStdin(
   if (!fed) return false;
   const operands = args.filter((w) => !w.value.startsWith("-") || w.value === "-");
   return operands.length === 0 || operands[0]?.value === "-";
-}
-
-/** Builtins that take variable names, where a subscript `a[...]` is evaluated as arithmetic (and can run commands). */
-const NAME_TAKERS = new Set([
-  "printf",
-  "read",
-  "declare",
-  "typeset",
-  "local",
-  "export",
-  "readonly",
-  "unset",
-  "mapfile",
-  "readarray",
-  "test",
-  "[",
-  "[[",
-  "wait",
-  "getopts",
-]);
-
-/** Why a builtin's arguments can run code bash evaluates later, or undefined. */
-export function evaluatedArguments(argv: readonly string[]): string | undefined {
-  const name = argv[0] ?? "";
-  if ((name === "mapfile" || name === "readarray") && argv.some((a) => /^-[a-zA-Z]*C/.test(a))) {
-    return `${name} -C runs a callback string`;
-  }
-  if (NAME_TAKERS.has(name) && argv.slice(1).some((a) => /\[[^\]]*[A-Za-z_$`]/.test(a))) {
-    return `${name}: an array subscript is evaluated as arithmetic (a value can run commands)`;
-  }
-  return undefined;
 }

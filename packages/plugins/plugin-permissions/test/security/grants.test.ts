@@ -120,6 +120,15 @@ describe("a session grant is exactly as wide as what was shown (invariant 5)", (
     expect(shown).toContain(`bash(${granted}) exactly`);
   });
 
+  it("an answer of 'session' to a call with an unknown part allows that call only: the same text is asked again", async () => {
+    const { verdict, shown, prompts } = await afterGranting({ command: "eval git status" }, "bash", {
+      command: "eval git status",
+    });
+    expect(prompts).toBe(2);
+    expect(verdict).toMatchObject({ decision: "deny", reason: "denied at the prompt: check it" });
+    expect(shown).toContain("not remembered: the command is not fully understood");
+  });
+
   const COVERED: [string, string][] = [
     ["git status", "git status"],
     ["git status && git diff", "git diff; git status"],

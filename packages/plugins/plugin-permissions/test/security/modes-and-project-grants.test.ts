@@ -25,7 +25,9 @@ import {
   prefixScopeOf,
   projectBinding,
   projectGrantsFrom,
+  promptText,
   saveProjectGrant,
+  scopeOf,
   sign,
 } from "../../src/index.js";
 
@@ -91,6 +93,54 @@ describe("permission modes", () => {
     expect(planRefusal("plan", call("read"))).toBeUndefined();
     for (const mode of ["default", "acceptEdits", "sandboxed"] as const)
       expect(planRefusal(mode, call("exec"))).toBeUndefined();
+  });
+});
+
+describe("no grant covers a call with an unknown part (issue 28, gap 1)", () => {
+  /** Calls the shell analysis marks unknown, each carrying a command the grant never showed. */
+  const HIDDEN = [
+    "for x in 'a[$(touch pwned)]'; do ((x)); echo hi; done",
+    "x='a[$(touch pwned)]'; echo $[x]",
+    "x='a[$(touch pwned)]'; [[ -v $x ]]; echo hi",
+    "declare -n r='a[$(touch pwned)]'; echo hi",
+    "coproc c { touch pwned; }",
+    "x='a[$(touch pwned)]'; git status; ((x))",
+  ];
+  const grant = async (command: string, scope: "session" | "exact" | "project"): Promise<PermissionGrant> => {
+    const call = await bashCall(command);
+    return {
+      tool: "bash",
+      askedBy: "harness:default",
+      ...(scope === "project" ? prefixScopeOf(call) : scopeOf(call, scope === "exact")),
+      grantedAt: "2026-12-01T00:00:00.000Z",
+    };
+  };
+
+  it.each(HIDDEN)(
+    "%j: not covered by a session or project grant for echo hi / git status",
+    async (command) => {
+      const call = await bashCall(command);
+      for (const granted of ["echo hi", "git status", "echo hi; git status"])
+        for (const scope of ["session", "project"] as const)
+          expect(covers(await grant(granted, scope), call, "harness:default"), `${scope} ${granted}`).toBe(
+            false,
+          );
+    },
+  );
+
+  it.each(HIDDEN)("%j: not covered even by an exact grant of the same text", async (command) => {
+    expect(covers(await grant(command, "exact"), await bashCall(command), "harness:default")).toBe(false);
+  });
+
+  it("the prompt says such a call is not remembered", async () => {
+    const call = await bashCall(HIDDEN[0] as string);
+    const text = promptText(
+      { call, verdict: { decision: "ask", reason: "r", by: "harness:default" } },
+      "call",
+      "x.json",
+    );
+    expect(text).toContain("[s] allow for this session (not remembered: the command is not fully understood");
+    expect(text).toContain("[a] always in this project (not remembered");
   });
 });
 

@@ -129,6 +129,48 @@ export const ATTACKS: Row[] = [
   ["callback string", "mapfile -C 'rm -rf y' -c 1 < /etc/hostname", "echo", "ask", DENY_RM],
   ["syntax error", "echo hi; rm (", "echo", "deny", DENY_RM],
   ["syntax error", "echo $(", "echo", "ask", DENY_RM],
+  // Issue 28, gap 1: text bash evaluates as arithmetic or as a name, loops, misparses.
+  [
+    "loop word run as arithmetic",
+    "for x in 'a[$(rm -rf y)]'; do ((x)); echo ok; done",
+    "echo",
+    "ask",
+    DENY_RM,
+  ],
+  [
+    "loop word run as arithmetic",
+    "for x in 'a[$(rm -rf y)]'; do ((x)); echo ok; done",
+    "echoOnly",
+    "deny",
+    DEFAULT,
+  ],
+  ["loop word substitution", "for x in $(rm -rf y); do echo ok; done", "echo", "deny", DENY_RM],
+  ["loop variable as assignment", "for HOME in /tmp; do git status; done", "push", "deny", DEFAULT],
+  ["loop variable as assignment", "for PATH in /tmp/evil; do git status; done", "push", "deny", DEFAULT],
+  ["loop variable as assignment", "for x in a b; do echo $x; done", "echoOnly", "deny", DEFAULT],
+  ["old-style arithmetic", "x='a[$(rm -rf y)]'; echo $[x]", "echo", "ask", DENY_RM],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
+  ["substring offset", "x='a[$(rm -rf y)]'; echo ${HOME:x}", "echo", "ask", DENY_RM],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
+  ["subscript", "x='a[$(rm -rf y)]'; echo ${a[x]}", "echo", "ask", DENY_RM],
+  ["-v test", "x='a[$(rm -rf y)]'; [[ -v $x ]] && echo set", "echo", "ask", DENY_RM],
+  ["-v test", "x='a[$(rm -rf y)]'; test -v \"$x\"", "echo", "ask", DENY_RM],
+  ["arithmetic test", "x='a[$(rm -rf y)]'; [[ $x -eq 1 ]]", "echo", "ask", DENY_RM],
+  ["name reference", "x='a[$(rm -rf y)]'; declare -n r=$x; echo $r", "echo", "ask", DENY_RM],
+  ["declare -i", "declare -i n; x='a[$(rm -rf y)]'; n=x", "echo", "ask", DENY_RM],
+  ["let", "x='a[$(rm -rf y)]'; let x", "echo", "ask", DENY_RM],
+  ["read target", "x='a[$(rm -rf y)]'; read \"$x\" <<< 1", "echo", "ask", DENY_RM],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
+  ["indirect expansion", "x='a[$(rm -rf y)]'; echo \"${!x}\"", "echo", "ask", DENY_RM],
+  ["c-style for", "x='a[$(rm -rf y)]'; for ((i=x; i<0; i++)); do echo; done", "echo", "ask", DENY_RM],
+  ["set -x prompt", "PS4='$(rm -rf y)'; set -x; echo hi", "echo", "ask", DENY_RM],
+  ["completion word list", "compgen -W '$(rm -rf y)' a", "echo", "ask", DENY_RM],
+  ["named coproc (misparsed)", "coproc c { rm -rf x; }", "echo", "ask", DENY_RM],
+  ["named coproc (misparsed)", "coproc c { git push; }", "push", "ask", "policy:no-push"],
+  ["time of a group (misparsed)", "time { rm -rf x; }", "echo", "ask", DENY_RM],
+  ["here-doc ending later than parsed", "echo hi <<EOF\nEOF && echo '$(rm -rf y)'", "echo", "ask", DENY_RM],
+  ["here-doc body arithmetic", "x='a[$(rm -rf y)]'; cat <<EOF\n$((x))\nEOF", "echo", "ask", DENY_RM],
+  ["words after a redirection target", "echo 2>/dev/null hi $x", "echoOnly", "deny", DEFAULT],
 ];
 
 /** What allow rules must still allow. */
@@ -143,6 +185,9 @@ export const ALLOWED: Row[] = [
   ["allow", "echo hi && git status", "touch", "allow", "policy:rules[0]"],
   ["allow", "echo $(git status)", "touch", "allow", "policy:rules[0]"],
   ["allow", "ls *.ts | echo", "touch", "allow", "policy:rules[2]"],
+  ["allow", "echo $((6*7)) $[1+1]", "echo", "allow", "policy:rules[0]"],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
+  ["allow", 'echo "${HOME:-/} ${#HOME} ${HOME:1:2} ${HOME##*/}"', "echo", "allow", "policy:rules[0]"],
   ["not allowed", "echo hi; rm -rf x", "echoOnly", "deny", DEFAULT],
   ["not allowed", "npm run build", "npm", "deny", DEFAULT],
   ["not allowed", "npm run test; curl x", "npm", "deny", DEFAULT],

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: bash text, not templates
 /**
  * End to end with a real bash: the model asks the bash tool of @rein/tools-shell to run
  * a command in which an allowed `echo` carries a `touch pwned` along. The policy allows
@@ -5,7 +6,7 @@
  * command ran. Each attack is first run in plain bash in another directory, to prove it
  * does create the marker when nothing stops it.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,11 +40,43 @@ const RIDE_ALONG = [
   "echo hi; find . -maxdepth 0 -exec touch pwned \\;",
   "echo hi; /usr/bin/touch pwned",
   "echo hi; {touch,pwned}",
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
   "echo hi; touch${IFS}pwned",
   "T=touch; echo hi; $T pwned",
   "echo hi; bash <<< 'touch pwned'",
   "echo 'touch pwned' | bash",
+];
+
+/**
+ * Issue 28, gap 1: bash evaluates text the grammar sees as data (a loop word, a
+ * variable's value used as arithmetic or as a name, a here-doc that ends later than
+ * the grammar thinks, a named coproc). Each is `unknown`, so `bash(echo *)` allows
+ * none of them and the hidden `touch pwned` never runs.
+ */
+export const EVALUATED: string[] = [
+  "for x in 'a[$(touch pwned)]'; do ((x)); echo ok; done",
+  "for x in $(touch pwned); do echo ok; done",
+  "x='a[$(touch pwned)]'; echo $((x))",
+  "x='a[$(touch pwned)]'; echo $[x]",
+  "x='a[$(touch pwned)]'; y=abc; echo ${y:x}",
+  "x='a[$(touch pwned)]'; a=(1); echo ${a[@]:x}",
+  "x='a[$(touch pwned)]'; echo ${a[x]}",
+  "x='a[$(touch pwned)]'; [[ -v $x ]]",
+  "x='a[$(touch pwned)]'; test -v \"$x\"",
+  "x='a[$(touch pwned)]'; [[ $x -eq 1 ]]",
+  "x='a[$(touch pwned)]'; declare -n r=$x; echo $r",
+  "declare -i y; x='a[$(touch pwned)]'; y=x",
+  "x='a[$(touch pwned)]'; let x",
+  "x='a[$(touch pwned)]'; printf -v \"$x\" %s 1",
+  "x='a[$(touch pwned)]'; read \"$x\" <<< 1",
+  "x='a[$(touch pwned)]'; echo \"${!x}\"",
+  "x='$(touch pwned)'; echo \"${x@P}\"",
+  "x='a[$(touch pwned)]'; for ((i=x; i<0; i++)); do echo; done",
+  "echo hi <<EOF\nEOF && echo '$(touch pwned)'",
+  "coproc c { touch pwned; }; sleep 0.2",
+  "echo hi; time { touch pwned; }",
+  // Found by the differential oracle: inside double quotes these single quotes are plain text.
+  "echo \"${x:-'$(touch pwned)'}\"",
+  "x='a[$(touch pwned)]'; echo \"${y:-$((x))}\"",
 ];
 
 const dirs: string[] = [];
@@ -78,6 +111,33 @@ describe("a ridden-along command never runs (real bash, security invariant 1)", 
       await h.dispose();
     }
   });
+
+  it.each(EVALUATED)(
+    "%j: bash(echo *) does not allow it, and the hidden command never runs",
+    async (command) => {
+      const control = tempDir();
+      // Some of these exit non-zero after the hidden command ran: only the marker matters.
+      spawnSync("/bin/bash", ["-c", command], { cwd: control, stdio: "ignore", timeout: 10_000 });
+      expect(existsSync(join(control, "pwned")), "the attack works in plain bash").toBe(true);
+
+      for (const rules of ["echoOnly", "touch"] as const) {
+        const cwd = tempDir();
+        const h = await policyHarness(rules, cwd, [
+          { toolCalls: [{ name: "bash", args: { command } }] },
+          "done",
+        ]);
+        try {
+          await h.prompt("go");
+          const [decision] = h.decisions();
+          expect(decision?.decision, `${rules}: ${decision?.reason}`).toBe("deny");
+          expect(h.eventsOf("tool_execution_start")).toEqual([]);
+          expect(existsSync(join(cwd, "pwned")), "the hidden command did not run").toBe(false);
+        } finally {
+          await h.dispose();
+        }
+      }
+    },
+  );
 
   it("an allowed command runs for real, on the facts the bash tool's inspect gave", async () => {
     const cwd = tempDir();
