@@ -280,6 +280,8 @@ describe("rein check", { timeout: 120_000 }, () => {
             absolute: join(realpathSync(dir), ".env"),
             relative: ".env",
             inside: true,
+            lexical: join(dir, ".env"),
+            root: realpathSync(dir),
           },
         ],
       },

@@ -57,7 +57,16 @@ describe("resolvePath: every spelling of a file gives one canonical answer", () 
 
   it("walks without a path resolve to the root itself", () => {
     expect(inspectPaths({}, { path: "walk" }, { cwd: w.real })).toEqual([
-      { arg: "path", kind: "walk", input: ".", absolute: w.real, relative: ".", inside: true },
+      {
+        arg: "path",
+        kind: "walk",
+        input: ".",
+        absolute: w.real,
+        relative: ".",
+        inside: true,
+        lexical: w.real,
+        root: w.real,
+      },
     ]);
     expect(inspectPaths({}, { path: "file" }, { cwd: w.real })).toEqual([]);
   });
@@ -125,6 +134,9 @@ describe("defineTool({ paths })", () => {
         absolute: join(w.real, ".env"),
         relative: ".env",
         inside: true,
+        // As the tool resolved it (no symlink followed), and the root rules are also matched against.
+        lexical: join(w.real, "env-link"),
+        root: w.real,
       },
     ]);
   });

@@ -230,6 +230,8 @@ describe("checkToolCall / evaluateToolCall", () => {
         absolute: join(cwd, ".env"),
         relative: ".env",
         inside: true,
+        lexical: join(cwd, "src/config"),
+        root: cwd,
       },
     ]);
     const outside = await t.checkToolCall({ name: "open", args: { path: "../x" } });

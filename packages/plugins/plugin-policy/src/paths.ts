@@ -7,8 +7,11 @@
  *
  * Invariants:
  * - a deny or ask rule matches a path under any spelling that reaches it: the
- *   canonical path (symlinks resolved) relative to the policy root, the canonical
- *   absolute path, and the lexical spelling the model gave;
+ *   canonical path (symlinks resolved) relative to the policy root and relative to
+ *   the tool's root, the canonical absolute path, and the lexical spelling the model
+ *   gave, resolved where the tool resolved it. Every one of these is derived from the
+ *   file the tool will touch, so each spelling of one file gets one verdict, whichever
+ *   roots the policy and the tool use;
  * - an allow rule counts only on the canonical spelling, so `src/link -> ../.env`
  *   is never allowed by `write(src/**)`;
  * - a deny or ask rule written for `read` with a path pattern applies to every call
@@ -64,16 +67,27 @@ export function pathCandidates(given: string, root: string, cwd: string = root):
   return spellings(path.resolve(cwd, given), root);
 }
 
+/** `absolute` relative to `root` when it lies inside it (nothing otherwise). */
+function inside(absolute: string, root: string | undefined): string[] {
+  if (root === undefined) return [];
+  const relative = path.relative(root, absolute);
+  if (relative === "") return ["."];
+  return relative.startsWith("..") || path.isAbsolute(relative) ? [] : [slash(relative)];
+}
+
 /** The units of a call's path facts: canonical spellings first, then the lexical ones. */
 export function factUnits(facts: readonly ResolvedPathFacts[], where: Where): PathUnit[] {
   const root = realRoot(where.root);
   return facts.map((fact) => {
     const canonical = spellings(fact.absolute, root);
-    const lexical = pathCandidates(fact.input, where.root, where.cwd);
+    // The model's spelling where the tool resolved it (its root), never against another base.
+    const lexical = fact.lexical
+      ? spellings(fact.lexical, where.root)
+      : pathCandidates(fact.input, where.root, where.cwd);
     return {
       display: fact.input === fact.relative ? fact.input : `${fact.input} (${fact.relative})`,
       canonical,
-      candidates: [...new Set([...canonical, ...lexical])],
+      candidates: [...new Set([...canonical, ...inside(fact.absolute, fact.root), ...lexical])],
     };
   });
 }
@@ -101,6 +115,7 @@ export function entryCandidates(entry: WalkEntry, where: Where): string[] {
   return [
     ...new Set([
       ...spellings(entry.absolute, root),
+      ...inside(entry.absolute, entry.root),
       ...spellings(entry.walked, root),
       ...pathCandidates(entry.walked, where.root, where.cwd),
     ]),

@@ -73,6 +73,7 @@ export async function checkEntry(
       relative: toDisplay(path.relative(scope.project, lexical)),
       realRelative: toDisplay(path.relative(scope.project, real)),
       absolute: real,
+      root: scope.root,
     });
     if (why !== undefined) return "hidden";
   }

@@ -22,6 +22,8 @@ export interface WalkEntry {
   realRelative: string;
   /** Canonical absolute path. */
   absolute: string;
+  /** The walking tool's real root (rules are also matched relative to it). */
+  root?: string;
 }
 
 /** Returns why the entry is hidden (a rule's name), or undefined to keep it. */

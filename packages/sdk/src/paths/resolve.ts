@@ -37,6 +37,10 @@ export interface ResolvedPath {
   readonly relative: string;
   /** Whether `absolute` is the tool root or below it. */
   readonly inside: boolean;
+  /** The path as the tool resolved it, before symlinks: its root joined, `..` collapsed. */
+  readonly lexical?: string;
+  /** The tool's real root: rules are also matched relative to it, so the tool's own spelling of a file counts. */
+  readonly root?: string;
 }
 
 /** Whether `child` is `parent` or below it (both absolute and normalized). */
@@ -113,6 +117,8 @@ export function resolvePath(root: PathRoot, input: unknown, project: string = ro
     absolute,
     relative: toPosix(path.relative(project, absolute)),
     inside: isInside(root.real, absolute),
+    lexical,
+    root: root.real,
   };
 }
 

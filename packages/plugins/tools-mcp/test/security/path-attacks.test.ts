@@ -219,6 +219,8 @@ describe("MCP path arguments: attacks refused before the server is called", () =
         absolute: join(w.root, "secrets", "key.txt"),
         relative: "secrets/key.txt",
         inside: true,
+        lexical: join(w.root, "innocent.txt"),
+        root: w.root,
       },
     ]);
     const many = await t.checkToolCall({
