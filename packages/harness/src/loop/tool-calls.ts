@@ -134,13 +134,13 @@ export async function runToolCalls(
   return outcome;
 }
 
-async function refuseStopped(
+/** A refusal the loop decides itself, recorded like any gate's (`tool_decision`). */
+async function refuseWith(
   call: ToolCall,
-  signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  decision: DecisionRecord,
+  text: string,
 ): Promise<DecidedPlan> {
-  const reason = stopReason(signal);
-  const decision: DecisionRecord = { decision: "deny", by: STOPPED_DECIDER, reason };
   await emit({
     type: "tool_decision",
     toolCallId: call.id,
@@ -148,7 +148,17 @@ async function refuseStopped(
     args: call.arguments,
     ...decision,
   });
-  return refuse(`not executed: the run was stopped (${reason})`, decision);
+  return refuse(text, decision);
+}
+
+function refuseStopped(
+  call: ToolCall,
+  signal: AbortSignal,
+  emit: (event: HarnessEvent) => Promise<void>,
+): Promise<DecidedPlan> {
+  const reason = stopReason(signal);
+  const decision: DecisionRecord = { decision: "deny", by: STOPPED_DECIDER, reason };
+  return refuseWith(call, emit, decision, `not executed: the run was stopped (${reason})`);
 }
 
 async function planCall(
@@ -159,17 +169,8 @@ async function planCall(
   emit: (event: HarnessEvent) => Promise<void>,
 ): Promise<ToolCallPlan> {
   // The harness's own refusals are decisions too: audit logs them like any gate's.
-  const refuseAs = async (text: string, reason: string) => {
-    const decision: DecisionRecord = { decision: "deny", by: HARNESS, reason };
-    await emit({
-      type: "tool_decision",
-      toolCallId: call.id,
-      toolName: call.name,
-      args: call.arguments,
-      ...decision,
-    });
-    return refuse(text, decision);
-  };
+  const refuseAs = (text: string, reason: string) =>
+    refuseWith(call, emit, { decision: "deny", by: HARNESS, reason }, text);
   if (!tool) {
     const available = turn.tools.map((t) => t.name).join(", ") || "none";
     return refuseAs(
