@@ -1,8 +1,12 @@
 /**
  * The one-writer lock of a session: a session-level advisory lock, keyed by the
- * session id, held on a connection of its own for as long as the session is open.
- * The server releases it when that connection ends for any reason (close, crash,
- * SIGKILL, network loss), so there is no stale lock to guess about. The key is 64
+ * session id, held for as long as the session is open on the connection the session
+ * writes through (`client`). The server releases it when that connection ends for any
+ * reason (close, crash, SIGKILL, network loss), so there is no stale lock to guess
+ * about; and since the writes share its connection, a write still running when its
+ * process died has committed (or not) before the next writer can take the lock and
+ * read: a lock on a connection of its own was dropped while such a write could still
+ * commit behind the next writer's back. The key is 64
  * bits of SHA-256 of the id: two sessions sharing a key would only make one wait
  * for the other, never write together.
  *
@@ -26,13 +30,14 @@ export const DEFAULT_LOCK_WAIT_MS = 2_000;
 
 export class AdvisoryLock {
   readonly sessionId: string;
-  readonly #client: pg.Client;
+  /** The connection holding the lock: the session's writes go through it. */
+  readonly client: pg.Client;
   #lost: ((error: Error) => void) | undefined;
   #released = false;
 
   private constructor(sessionId: string, client: pg.Client) {
     this.sessionId = sessionId;
-    this.#client = client;
+    this.client = client;
     const lost = () => {
       if (!this.#released) this.#lost?.(storeError(`postgres session ${sessionId} lost its lock connection`));
     };
@@ -66,7 +71,7 @@ export class AdvisoryLock {
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
-    await this.#client.end().catch(() => {});
+    await this.client.end().catch(() => {});
   }
 }
 

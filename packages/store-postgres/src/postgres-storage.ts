@@ -78,9 +78,9 @@ export class PostgresStorage implements SessionStorage {
   /** Creates session `header.id` (fails if it exists) and holds its lock. */
   static async create(target: PostgresTarget, header: SessionHeader): Promise<PostgresStorage> {
     const lock = await AdvisoryLock.acquire(target, header.id);
-    let client: pg.Client | undefined;
+    // The session writes through the connection that holds its lock (see advisory-lock.ts).
+    const client = lock.client;
     try {
-      client = await connect(target, `session writer ${header.id.slice(0, 8)}`);
       try {
         await client.query("INSERT INTO rein_sessions (id, header, created_at) VALUES ($1, $2, $3)", [
           header.id,
@@ -94,7 +94,6 @@ export class PostgresStorage implements SessionStorage {
       }
       return new PostgresStorage(header.id, { header, entries: [], warnings: [] }, 1, client, lock);
     } catch (error) {
-      await client?.end().catch(() => {});
       await lock.release();
       throw error;
     }
@@ -111,10 +110,7 @@ export class PostgresStorage implements SessionStorage {
       : await AdvisoryLock.acquire(target, sessionId, options.lockWaitMs);
     let client: pg.Client | undefined;
     try {
-      client = await connect(
-        target,
-        `session ${options.readOnly ? "reader" : "writer"} ${sessionId.slice(0, 8)}`,
-      );
+      client = lock ? lock.client : await connect(target, `session reader ${sessionId.slice(0, 8)}`);
       const { loaded, nextSeq } = await readSession(client, sessionId);
       if (options.readOnly) {
         await client.end().catch(() => {});
@@ -122,8 +118,8 @@ export class PostgresStorage implements SessionStorage {
       }
       return new PostgresStorage(sessionId, loaded, nextSeq, client, lock);
     } catch (error) {
-      await client?.end().catch(() => {});
-      await lock?.release();
+      if (lock) await lock.release();
+      else await client?.end().catch(() => {});
       throw error;
     }
   }
@@ -161,8 +157,9 @@ export class PostgresStorage implements SessionStorage {
       this.#queue.push({ rows: [], resolve, reject: () => resolve() });
       this.#kick();
     });
-    await this.#client.end().catch(() => {});
-    await this.#lock?.release();
+    // The lock's release ends the connection the session wrote through.
+    if (this.#lock) await this.#lock.release();
+    else await this.#client.end().catch(() => {});
   }
 
   #enqueue(entries: readonly StoredEntry[]): Promise<void> {
