@@ -5,9 +5,17 @@
  * system-package check names exactly what to install.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, project } from "./support/rein-process.js";
@@ -78,6 +86,36 @@ describe("a fresh clone", () => {
     const fallback = "npx --yes -p node@24 -- env -u npm_config_package -u npm_config_yes echo direct";
     expect(run("22.18.9")).toBe(fallback);
     expect(run("20.20.2")).toBe(fallback);
+  });
+
+  it("every package's test script runs that package's tests from the repository root", () => {
+    const dirs = ["packages", join("packages", "plugins")].flatMap((parent) =>
+      readdirSync(join(root, parent), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory() && existsSync(join(root, parent, entry.name, "test")))
+        .map((entry) => join(parent, entry.name)),
+    );
+    expect(dirs.length).toBeGreaterThan(10);
+    for (const dir of dirs) {
+      const manifest = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8"));
+      const script: string | undefined = manifest.scripts?.test;
+      const match = /^vitest run --root (\S+) (\S+)$/.exec(script ?? "");
+      expect(match, `${dir}: scripts.test`).not.toBeNull();
+      expect(resolve(root, dir, match?.[1] ?? ""), dir).toBe(root);
+      expect(match?.[2], dir).toBe(dir.split(sep).join("/"));
+    }
+  });
+
+  it("pnpm --filter <package> test runs and counts that package's tests", () => {
+    const result = spawnSync("npx", ["--yes", "pnpm@10.34.9", "--filter", "@rein/plugin-redact", "test"], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const passed = /Tests\s+(\d+) passed/.exec(result.stdout);
+    expect(Number(passed?.[1])).toBeGreaterThan(0);
+    expect(result.stdout).toContain("packages/plugins/plugin-redact/test/");
+    expect(result.stdout).not.toContain("packages/harness/test/");
   });
 
   it("the system-package check names every missing Debian package and fails", () => {
