@@ -112,8 +112,8 @@ describe("prompt templates", { timeout: 60_000 }, () => {
     expect(result.stdout).toContain("session   ");
     expect(result.stdout).toContain("(1 request)");
     // Every prompt ends with the usage line on stderr.
-    expect(result.stderr.match(/run [^\n]* · session [^\n]*resume with rein run --continue\n/g)).toHaveLength(
-      2,
-    );
+    expect(
+      result.stderr.match(/run [^\n]* · session [^\n]*resume with rein run --continue[^\n]*\n/g),
+    ).toHaveLength(2);
   });
 });

@@ -163,3 +163,29 @@ export default [defineTool({ name: "t", description: "x", parameters: Type.Objec
     expect(result.stdout).toMatch(/^\.\/tools\.ts {2}\(tool-pack\)$/m);
   });
 });
+
+describe("resuming a scripted model, as the footer says", { timeout: 90_000 }, () => {
+  it("an exhausted script's footer names a command that works, and an explicit --script wins on --continue", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(["first answer"], ""),
+      "more.json": JSON.stringify(["from the new script", "never reached"]),
+    });
+    const first = await rein(["run", "hello"], dir);
+    expect(first.code, first.stderr).toBe(0);
+    // Printing `resume with rein run --continue` here would send people into "No more faux responses queued".
+    expect(first.stderr).toContain(
+      "the script has no replies left: resume with rein run --continue --script <replies.json>",
+    );
+    const resumed = await rein(["run", "--continue", "--script", "more.json", "and then?"], dir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // The file's first reply, not one skipped for the reply the session already holds.
+    expect(resumed.stdout).toContain("from the new script");
+    expect(resumed.stderr).toMatch(/ · resume with rein run --continue\n/);
+    // One session, resumed: hello, its answer, the follow-up, the new script's answer.
+    expect(
+      sessionsIn(dir)
+        .list()
+        .map((summary) => summary.messageCount),
+    ).toEqual([4]);
+  });
+});

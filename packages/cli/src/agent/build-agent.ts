@@ -92,8 +92,10 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     session = latest ?? (await openSession(() => sessions.create({ cwd: options.cwd }), "a new session"));
     fresh = latest === undefined;
   }
-  // A resumed scripted run goes on after the replies its session already holds.
-  if (model.scripted && !fresh) model.scripted.skip(scriptRepliesGiven(session, model.scripted));
+  // A resumed run on the config's script goes on after the replies its session already
+  // holds; replies given with --script are new ones, used from their first.
+  if (model.scripted && !fresh && options.script === undefined)
+    model.scripted.skip(scriptRepliesGiven(session, model.scripted));
   const { config } = loaded;
   const instructions = projectInstructions({
     root: loaded.dir,

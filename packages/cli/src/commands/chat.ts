@@ -21,7 +21,7 @@ import {
 } from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
 import type { Terminal } from "../ui/terminal.js";
-import { lastLine } from "../ui/usage-line.js";
+import { lastLine, resumeHint } from "../ui/usage-line.js";
 import { formatUsage, type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
 import { drawTree } from "./sessions.js";
 
@@ -124,7 +124,7 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
             lastRun = usageMark(agent.session);
             const outcome = await agent.harness.prompt(text);
             status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
-            lastLine(agent.session, term, lastRun);
+            lastLine(agent.session, term, lastRun, resumeHint(agent.model.scripted));
           }
         }
       } catch (error) {

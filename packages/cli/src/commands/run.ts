@@ -18,7 +18,7 @@ import { onStdoutClosed } from "../ui/closed-pipe.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { attachRenderer } from "../ui/run-renderer.js";
 import { type Terminal, terminal } from "../ui/terminal.js";
-import { lastLine } from "../ui/usage-line.js";
+import { lastLine, resumeHint } from "../ui/usage-line.js";
 import { type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
 import { chatLoop } from "./chat.js";
 
@@ -189,7 +189,7 @@ async function runAgent(
     if (json) json.write(`${JSON.stringify(endEvent(agent, mark, outcome, code, output))}\n`);
     else {
       if (code === ExitCode.ok && output?.ok) term.out.write(`${JSON.stringify(output.value)}\n`);
-      lastLine(agent.session, term, mark);
+      lastLine(agent.session, term, mark, resumeHint(agent.model.scripted));
     }
     return code;
   } finally {

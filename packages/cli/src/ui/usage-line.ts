@@ -8,8 +8,22 @@ export function usageLine(session: Session, mark: UsageMark): string {
   return `run ${formatUsage(usage.run)} · session ${formatUsage(usage.session)}`;
 }
 
-export function lastLine(session: Session, term: Terminal, mark: UsageMark): void {
-  term.err.write(
-    term.c.dim(`${usageLine(session, mark)} · ${session.id.slice(0, 8)} · resume with rein run --continue\n`),
-  );
+/**
+ * How to go on, as a command that works when typed: a scripted model with no replies
+ * left would answer `rein run --continue` with "No more faux responses queued", so it
+ * is told to bring replies of its own.
+ */
+export function resumeHint(scripted: { pending(): number } | undefined): string {
+  if (scripted && scripted.pending() === 0)
+    return "the script has no replies left: resume with rein run --continue --script <replies.json>";
+  return "resume with rein run --continue";
+}
+
+export function lastLine(
+  session: Session,
+  term: Terminal,
+  mark: UsageMark,
+  hint = resumeHint(undefined),
+): void {
+  term.err.write(term.c.dim(`${usageLine(session, mark)} · ${session.id.slice(0, 8)} · ${hint}\n`));
 }
