@@ -135,6 +135,12 @@ describe("rein init", { timeout: 120_000 }, () => {
       });
       expect(JSON.parse(readFileSync(join(dir, ".changeset/config.json"), "utf8")).access).toBe("public");
       expect(existsSync(join(dir, "README.md"))).toBe(true);
+      if (kind === "plugin") {
+        // The scaffold teaches the safe way: decide on the canonical path facts, never on raw argument text.
+        const source = readFileSync(join(dir, "src/index.ts"), "utf8");
+        expect(source).toContain("call.facts.paths");
+        expect(source).not.toMatch(/JSON\.stringify\(call\.args\)|\.includes\(path\)/);
+      }
 
       linkDependencies(dir);
       const typecheck = tsc(dir);

@@ -104,17 +104,26 @@ const GITIGNORE = "node_modules\ndist\n*.tgz\n";
 function pluginSource(name: string): string {
   return `import { definePlugin, Type } from "@rein/sdk";
 
-/** Denies any tool call whose arguments mention a protected path. */
+/**
+ * Denies every call that touches a protected file or folder (any tool that declares
+ * path arguments: read, write, grep, ...). It decides on \`call.facts\`: canonical
+ * paths the SDK resolved once (\`..\` collapsed, symlinks followed), so
+ * \`src/../.env\` or a link to .env is still .env. Never match raw argument strings:
+ * the model can spell a path many ways.
+ */
 export default definePlugin({
   name: "${name}",
   options: Type.Object({
-    protect: Type.Array(Type.String(), { default: [".env", ".git/"] }),
+    protect: Type.Array(Type.String(), { default: [".env", ".git"] }),
   }),
   setup(rein, options) {
     rein.hooks.toolGate.tapPromise("${name}", async (call) => {
-      const text = JSON.stringify(call.args);
-      const hit = options.protect.find((path) => text.includes(path));
-      return hit ? { decision: "deny", reason: \`touches \${hit}\`, rule: "protected-path" } : undefined;
+      // Declared path arguments, and paths a tool pack found in other arguments (MCP tools).
+      for (const path of [...(call.facts.paths ?? []), ...(call.facts.mentionedPaths ?? [])]) {
+        const hit = path.relative.split("/").find((segment) => options.protect.includes(segment));
+        if (hit) return { decision: "deny", reason: \`\${path.input} is \${path.relative}\`, rule: "protected-path" };
+      }
+      return undefined;
     });
   },
 });
@@ -127,26 +136,32 @@ import { checkToolCall, createTestHarness } from "@rein/sdk/testing";
 import { expect, it } from "vitest";
 import plugin from "../src/index.js";
 
-// The gate is tested against a registered tool, as a real run would see it.
+// The gate is tested against a registered tool that declares its path argument, as a
+// real file tool does: the SDK then resolves every spelling to one canonical path.
 const readFile = defineTool({
   name: "read_file",
   description: "Read a file",
   parameters: Type.Object({ path: Type.String() }),
+  paths: { path: "file" },
   risk: "read",
   execute: async () => ({ content: [{ type: "text", text: "" }] }),
 });
 
-it("denies a call that touches a protected path, naming the rule", async () => {
+it("denies a call that touches a protected path under any spelling, naming the rule", async () => {
   const t = await createTestHarness({ plugins: [plugin], tools: [readFile] });
-  const verdict = await checkToolCall(t, { name: "read_file", args: { path: ".env" } });
-  expect(verdict).toMatchObject({ decision: "deny", by: "${name}:protected-path", registered: true });
+  for (const path of [".env", "src/../.env", "./config/../.env", ".git/config"]) {
+    const verdict = await checkToolCall(t, { name: "read_file", args: { path } });
+    expect(verdict, path).toMatchObject({ decision: "deny", by: "${name}:protected-path", registered: true });
+  }
   await t.dispose();
 });
 
-it("leaves other calls to the rest of the stack", async () => {
-  const t = await createTestHarness({ plugins: [[plugin, { protect: ["secrets/"] }]], tools: [readFile] });
-  const verdict = await checkToolCall(t, { name: "read_file", args: { path: "src/index.ts" } });
-  expect(verdict).toMatchObject({ decision: "allow", by: "harness:default" });
+it("leaves other calls to the rest of the stack, also names that only contain a protected one", async () => {
+  const t = await createTestHarness({ plugins: [[plugin, { protect: ["secrets"] }]], tools: [readFile] });
+  for (const path of ["src/index.ts", "docs/secrets-management.md"]) {
+    const verdict = await checkToolCall(t, { name: "read_file", args: { path } });
+    expect(verdict, path).toMatchObject({ decision: "allow", by: "harness:default" });
+  }
   await t.dispose();
 });
 `;
