@@ -187,16 +187,28 @@ export default defineConfig({
     expect(install.status, install.stderr).toBe(0);
     writeFileSync(
       join(app, "rein.config.ts"),
-      `import { defineConfig } from "@rein/sdk";
+      `import { defineConfig, defineTool, Type } from "@rein/sdk";
+
+// A tool that declares its path argument, so the gate sees the canonical path.
+const openFile = defineTool({
+  name: "open_file",
+  description: "Open a file",
+  parameters: Type.Object({ path: Type.String() }),
+  paths: { path: "file" },
+  risk: "read",
+  execute: async () => ({ content: [{ type: "text", text: "opened" }] }),
+});
+
 export default defineConfig({
   model: {
     script: [
       { toolCalls: [{ name: "count_words", args: { text: "to be or not to be" } }] },
       { toolCalls: [{ name: "count_words", args: { text: "see .env" } }] },
+      { toolCalls: [{ name: "open_file", args: { path: "docs/../.env" } }] },
       "Counted.",
     ],
   },
-  plugins: ["@acme/rein-tool-pack", ["@acme/rein-plugin", { protect: [".env"] }]],
+  plugins: ["@acme/rein-tool-pack", ["@acme/rein-plugin", { protect: [".env"] }], [openFile]],
 });
 `,
     );
@@ -222,7 +234,9 @@ export default defineConfig({
     const decisions = events.filter((e) => e.type === "tool_decision");
     expect(decisions.map((d) => [d.toolName, d.decision, d.by])).toEqual([
       ["count_words", "allow", "harness:default"],
-      ["count_words", "deny", "rein-plugin:protected-path"],
+      // Text that mentions .env is no path: the scaffolded gate decides on path facts.
+      ["count_words", "allow", "harness:default"],
+      ["open_file", "deny", "rein-plugin:protected-path"],
     ]);
     const ends = events.filter((e) => e.type === "tool_execution_end") as {
       result?: { content?: { text?: string }[] };
