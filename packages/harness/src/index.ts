@@ -109,6 +109,26 @@ export type { RetrySettings } from "./loop/retry.js";
 export { loadBuiltinProvider } from "./models/builtin-models.js";
 export { reinIdentity, reinIdentityForApi, withReinIdentity } from "./models/rein-identity.js";
 export {
+  allowedToolNames,
+  createSkillTool,
+  DEFAULT_CATALOG_BUDGET,
+  expandArguments,
+  type InvocationArgs,
+  parseAllowedTools,
+  SKILL_ENTRY,
+  SKILL_NAME_PATTERN,
+  SKILL_TOOL_NAME,
+  type SkillHost,
+  type SkillInvocationRecord,
+  type SkillResource,
+  type SkillVia,
+  skillCatalog,
+  splitArguments,
+  TEMPLATE_ENTRY,
+  TEMPLATE_NAME_PATTERN,
+  type TemplateResource,
+} from "./resources/index.js";
+export {
   type Approval,
   type ApprovalAnswer,
   type ApprovalStatus,

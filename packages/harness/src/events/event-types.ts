@@ -17,6 +17,8 @@ export type ConfigKey =
   | "tools"
   | "activeTools"
   | "resources"
+  | "skills"
+  | "templates"
   | "systemPrompt"
   | "requestOptions"
   | "queueModes"

@@ -28,12 +28,12 @@ import { type InFlightCall, PluginDriver } from "../hooks/plugin-driver.js";
 import type { StreamFunction } from "../loop/loop-types.js";
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, resolveRetrySettings } from "../loop/retry.js";
 import { streamThrough } from "../models/builtin-models.js";
+import { ResourceRuns } from "../resources/resource-runs.js";
 import { refuseWhileParked } from "../session/approvals.js";
 import type { AgentMessage, EntryInput, JournalRunStatus } from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import type { SessionStore } from "../session/session-store.js";
 import { type CompactionOutcome, type OperationHost, runCompaction } from "./compaction-run.js";
-import { HarnessConfig } from "./harness-config.js";
 import { HookCalls } from "./hook-calls.js";
 import { HookViews } from "./hook-views.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
@@ -59,12 +59,12 @@ export interface CompactOptions {
 
 const WRITABLE_TYPES = new Set(["custom", "custom_message", "label", "session_info"]);
 
-export class AgentHarness extends HarnessConfig {
+export class AgentHarness extends ResourceRuns {
   readonly hooks: HarnessHooks;
   readonly session: Session;
   private readonly driver = new PluginDriver();
   private readonly events: EventBus;
-  private readonly gate: PhaseGate;
+  protected readonly gate: PhaseGate;
   protected readonly config: LiveConfig;
   protected readonly writer: SessionWriter;
   private readonly ledger: QueueLedger;
@@ -76,8 +76,8 @@ export class AgentHarness extends HarnessConfig {
   protected compactionValue: CompactionSettings;
   protected retryValue: RetrySettings;
   private readonly operationHost: OperationHost;
-  private readonly runPort: RunPort;
-  private active: ActiveRun | undefined;
+  protected readonly runPort: RunPort;
+  protected active: ActiveRun | undefined;
   /** The running `compact()` / `navigateTree()`, for `abort()`. */
   private operation: AbortController | undefined;
   private readonly recoveryReport: RecoveryReport | undefined;
@@ -296,7 +296,7 @@ export class AgentHarness extends HarnessConfig {
     return this.startRun("resume", (run) => executeResume(this.runPort, run, state as ResumeState));
   }
 
-  private async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {
+  protected async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {
     this.gate.take("turn", name);
     const run = newRun();
     this.active = run;

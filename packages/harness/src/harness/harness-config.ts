@@ -13,6 +13,7 @@ import { type CompactionSettings, resolveCompactionSettings } from "../compactio
 import type { ConfigKey } from "../events/event-types.js";
 import type { RequestOptions } from "../hooks/hook-types.js";
 import { type RetryPolicy, type RetrySettings, resolveRetrySettings } from "../loop/retry.js";
+import type { SkillResource, TemplateResource } from "../resources/resource-types.js";
 import type { ThinkingLevel } from "../session/entries.js";
 import type { AnyAgentTool } from "../tools.js";
 import {
@@ -92,6 +93,26 @@ export abstract class HarnessConfig {
     checkOption("resources", resources, "setResources");
     this.config.resources = { ...resources };
     this.configChanged("resources");
+  }
+
+  /** The skills the next turn offers (catalog, `skill` tool, `skill()`); a running turn keeps its own. */
+  get skills(): readonly SkillResource[] {
+    return this.config.skills;
+  }
+  setSkills(skills: readonly SkillResource[]): void {
+    checkOption("skills", skills, "setSkills");
+    this.config.skills = [...skills];
+    this.configChanged("skills");
+  }
+
+  /** The prompt templates `template()` may start. */
+  get templates(): readonly TemplateResource[] {
+    return this.config.templates;
+  }
+  setTemplates(templates: readonly TemplateResource[]): void {
+    checkOption("templates", templates, "setTemplates");
+    this.config.templates = [...templates];
+    this.configChanged("templates");
   }
 
   get requestOptions(): Readonly<RequestOptions> {

@@ -81,6 +81,12 @@ function configView(source: HookViewSource): ConfigView {
     get resources() {
       return config.resources;
     },
+    get skills() {
+      return config.skills;
+    },
+    get templates() {
+      return config.templates;
+    },
     get requestOptions() {
       return config.requestOptions;
     },

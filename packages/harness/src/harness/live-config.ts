@@ -6,6 +6,7 @@
 import type { Model } from "@earendil-works/pi-ai";
 import { invalidArgument } from "../errors.js";
 import type { GateVerdict, RequestOptions, ToolGateCall } from "../hooks/hook-types.js";
+import type { SkillResource, TemplateResource } from "../resources/resource-types.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "../session/entries.js";
 import { type AnyAgentTool, TOOL_NAME_PATTERN } from "../tools.js";
 import type { QueueModes } from "./message-queues.js";
@@ -15,6 +16,8 @@ export interface SystemPromptInput {
   model: Model<any>;
   tools: readonly AnyAgentTool[];
   resources: Readonly<Record<string, unknown>>;
+  skills: readonly SkillResource[];
+  templates: readonly TemplateResource[];
 }
 
 /** A system prompt, or a function resolving it at the start of each turn. */
@@ -34,6 +37,8 @@ export interface LiveConfig {
   activeToolNames: readonly string[] | undefined;
   systemPrompt: SystemPromptSource;
   resources: Readonly<Record<string, unknown>>;
+  skills: readonly SkillResource[];
+  templates: readonly TemplateResource[];
   requestOptions: Readonly<RequestOptions>;
   queueModes: QueueModes;
   defaultToolVerdict: DefaultToolVerdict;
@@ -119,5 +124,11 @@ export function activeTools(config: LiveConfig): readonly AnyAgentTool[] {
 export async function resolveSystemPrompt(config: LiveConfig): Promise<string> {
   const source = config.systemPrompt;
   if (typeof source === "string") return source;
-  return source({ model: config.model, tools: activeTools(config), resources: config.resources });
+  return source({
+    model: config.model,
+    tools: activeTools(config),
+    resources: config.resources,
+    skills: config.skills,
+    templates: config.templates,
+  });
 }

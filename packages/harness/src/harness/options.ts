@@ -12,6 +12,12 @@ import type { FailurePolicy } from "../hooks/create-hooks.js";
 import type { RequestOptions } from "../hooks/hook-types.js";
 import type { StreamFunction } from "../loop/loop-types.js";
 import type { RetrySettings } from "../loop/retry.js";
+import {
+  type SkillResource,
+  type TemplateResource,
+  validateSkills,
+  validateTemplates,
+} from "../resources/resource-types.js";
 import type { ThinkingLevel } from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import type { AnyAgentTool } from "../tools.js";
@@ -37,6 +43,10 @@ export interface AgentHarnessOptions {
   activeTools?: readonly string[];
   systemPrompt?: SystemPromptSource;
   resources?: Record<string, unknown>;
+  /** Agent Skills the model may load (`skill` tool) or a person may invoke (`skill()`). */
+  skills?: readonly SkillResource[];
+  /** Prompt templates `template()` may invoke. */
+  templates?: readonly TemplateResource[];
   requestOptions?: RequestOptions;
   queueModes?: Partial<QueueModes>;
   /** Working directory handed to tools. Default `process.cwd()`. */
@@ -160,6 +170,16 @@ export const OPTION_RULES: { readonly [K in OptionKey]: OptionRule } = {
     ok: (v) => typeof v === "string" || typeof v === "function",
   },
   resources: { expected: "an object", ok: isPlainObject },
+  skills: {
+    expected: "an array of skills",
+    ok: Array.isArray,
+    deep: (skills: readonly SkillResource[], where) => validateSkills(skills, where),
+  },
+  templates: {
+    expected: "an array of prompt templates",
+    ok: Array.isArray,
+    deep: (templates: readonly TemplateResource[], where) => validateTemplates(templates, where),
+  },
   requestOptions: { expected: "an object", ok: isPlainObject },
   queueModes: { expected: "an object", ok: isPlainObject, deep: checkQueueModes },
   cwd: { expected: "a string", ok: (v) => typeof v === "string" },
@@ -229,6 +249,8 @@ export function initialLiveConfig(options: AgentHarnessOptions): LiveConfig {
     activeToolNames: options.activeTools ? [...options.activeTools] : undefined,
     systemPrompt: options.systemPrompt ?? "",
     resources: { ...options.resources },
+    skills: [...(options.skills ?? [])],
+    templates: [...(options.templates ?? [])],
     requestOptions: { ...options.requestOptions },
     queueModes: { steer: "one-at-a-time", followUp: "one-at-a-time", ...options.queueModes },
     defaultToolVerdict: options.defaultToolVerdict ?? "allow",

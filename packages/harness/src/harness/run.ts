@@ -26,6 +26,8 @@ import type {
   ToolCallPlan,
 } from "../loop/loop-types.js";
 import type { RetryPolicy } from "../loop/retry.js";
+import { narrowTools } from "../resources/invocation.js";
+import type { SkillResource } from "../resources/resource-types.js";
 import type { AgentMessage } from "../session/entries.js";
 import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
 import { compactAfterOverflow, compactBeforeRequest, type OperationHost } from "./compaction-run.js";
@@ -54,6 +56,8 @@ export interface ActiveRun {
   overflowCompacted: boolean;
   /** Calls this run parked, in call order. */
   parked?: ParkedCall[];
+  /** Skills active in this run, in activation order: from the next turn on, they narrow its tools. */
+  skills: SkillResource[];
 }
 
 export const newRun = (): ActiveRun => ({
@@ -65,6 +69,7 @@ export const newRun = (): ActiveRun => ({
   systemPromptOverride: undefined,
   resolvedPrompt: undefined,
   overflowCompacted: false,
+  skills: [],
 });
 
 /** What a run needs of its harness. */
@@ -297,7 +302,7 @@ function persist(port: RunPort, run: ActiveRun, event: HarnessEvent): void {
 async function takeSnapshot(port: RunPort, run: ActiveRun): Promise<TurnSnapshot> {
   const { config, writer } = port;
   const model = config.model;
-  const tools = activeTools(config);
+  const tools = narrowTools(activeTools(config), run.skills);
   // Resolved once per turn; the first turn reuses what `beforeRun` saw.
   const source = config.systemPrompt;
   const systemPrompt =
@@ -328,6 +333,9 @@ async function takeSnapshot(port: RunPort, run: ActiveRun): Promise<TurnSnapshot
     thinkingLevel: config.thinkingLevel,
     requestOptions: { ...config.requestOptions },
     resources: config.resources,
+    skills: config.skills,
+    templates: config.templates,
+    activeSkills: run.skills.map((skill) => skill.name),
     sessionId: session.id,
     cwd: config.cwd,
   };

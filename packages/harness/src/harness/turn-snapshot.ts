@@ -4,6 +4,7 @@
  * so a setter that replaces a tool never changes a snapshot already taken.
  */
 import type { LoopTurn } from "../loop/loop-types.js";
+import type { SkillResource, TemplateResource } from "../resources/resource-types.js";
 import type { AnyAgentTool } from "../tools.js";
 
 export interface TurnSnapshot extends LoopTurn {
@@ -13,5 +14,9 @@ export interface TurnSnapshot extends LoopTurn {
   readonly allTools: readonly AnyAgentTool[];
   readonly activeToolNames: readonly string[];
   readonly resources: Readonly<Record<string, unknown>>;
+  readonly skills: readonly SkillResource[];
+  readonly templates: readonly TemplateResource[];
+  /** Skills active in this run (invoked or loaded by the model): their `allowed-tools` narrowed `tools`. */
+  readonly activeSkills: readonly string[];
   readonly sessionId: string;
 }

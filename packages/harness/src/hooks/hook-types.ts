@@ -3,6 +3,7 @@
  * (hook-table.ts) pairs each hook with these shapes; SDK types derive from there.
  */
 import type { Model, UserMessage } from "@earendil-works/pi-ai";
+import type { SkillResource, TemplateResource } from "../resources/resource-types.js";
 import type {
   AgentMessage,
   AssistantMessage,
@@ -30,6 +31,8 @@ export interface ConfigView {
   readonly tools: readonly AnyAgentTool[];
   readonly activeToolNames: readonly string[];
   readonly resources: Readonly<Record<string, unknown>>;
+  readonly skills: readonly SkillResource[];
+  readonly templates: readonly TemplateResource[];
   readonly requestOptions: Readonly<RequestOptions>;
   readonly cwd: string;
   readonly sessionId: string;
