@@ -36,7 +36,9 @@ const prompt = async (root: string, cwd = root, base = "", enabled?: boolean) =>
   instructions.appendix = ["APPENDIX"];
   const source = instructions.systemPrompt;
   const text =
-    typeof source === "string" ? source : await source({ model: {} as never, tools: [], resources: {}, skills: [], templates: [] });
+    typeof source === "string"
+      ? source
+      : await source({ model: {} as never, tools: [], resources: {}, skills: [], templates: [] });
   return { text, files: instructions.files() };
 };
 

@@ -52,9 +52,11 @@ export type {
   SessionContext,
   SessionEntry,
   SessionFacade,
+  SkillResource,
   StopDecision,
   StopRequest,
   SummaryDecision,
+  TemplateResource,
   TextContent,
   ThinkingLevel,
   ToolCallFacts,
@@ -179,6 +181,17 @@ export {
   toAssistantMessage,
 } from "./scripted-model.js";
 export type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./shell/facts.js";
+export {
+  checkSkillFile,
+  type DiscoverOptions,
+  discoverSkills,
+  type ShadowedSkill,
+  SKILL_FILE,
+  type SkillDiscovery,
+  type SkillFields,
+  type SkillFileResult,
+  type SkillSource,
+} from "./skills/index.js";
 export { type TextMask, type TextMasks, textMasks } from "./text-masks.js";
 export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";
 export { type TruncatedOutput, type TruncateOptions, truncateOutput } from "./truncate-output.js";
