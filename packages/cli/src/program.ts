@@ -83,6 +83,10 @@ export function buildProgram(
     .option("--plugin", "scaffold a standalone plugin package (build, test, changesets) in this folder")
     .option("--tool-pack", "scaffold a standalone tool-pack package in this folder")
     .option("--name <name>", "npm package name for --plugin / --tool-pack (default: the folder name)")
+    .option(
+      "--skill <name>",
+      "scaffold an Agent Skill in .rein/skills/<name>/ (SKILL.md, references/, scripts/)",
+    )
     .action((options) => run(async (g) => (await import("./commands/init.js")).initCommand(options, g)));
 
   program
@@ -106,6 +110,28 @@ export function buildProgram(
     .description("tools with their parameter schemas and whether they are active")
     .option("--json", "as JSON")
     .action((options) => run(async (g) => (await import("./commands/tools.js")).toolsCommand(options, g)));
+
+  const skills = program.command("skills").description("Agent Skills: list, show and validate them");
+  skills
+    .command("list")
+    .description("the skills the agent sees: name, source, description; shadowed and invalid ones")
+    .option("--json", "as one JSON document")
+    .action((options) => run(async (g) => (await import("./commands/skills.js")).listSkills(options, g)));
+  skills
+    .command("show")
+    .description("one skill's fields, files and body")
+    .argument("<name>", "the skill's name")
+    .action((name: string) => run(async (g) => (await import("./commands/skills.js")).showSkill(name, g)));
+  skills
+    .command("validate")
+    .description("check skills against the Agent Skills specification (exit 1 if one is invalid)")
+    .argument(
+      "[paths...]",
+      "SKILL.md files, skill folders or folders of skills (default: every configured source)",
+    )
+    .action((paths: string[]) =>
+      run(async (g) => (await import("./commands/skills.js")).validateSkills(paths, g)),
+    );
 
   const sessions = program.command("sessions").description("browse, fork and export sessions");
   sessions

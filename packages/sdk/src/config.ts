@@ -119,6 +119,14 @@ export interface ReinConfig {
    * `rein approvals approve|deny <id>` and continue with `rein run --session <id> --resume`.
    */
   approvals?: { park?: boolean };
+  /**
+   * Agent Skills (`SKILL.md` folders) from `.rein/skills/`, `.agents/skills/`, the user's
+   * `$XDG_CONFIG_HOME/rein/skills/` and plugin packages' `skills/`: `enabled: false` loads
+   * none; `claude: true` also reads `.claude/skills/`; `paths` are more folders of skills
+   * (relative to the config file); `budgetTokens` bounds the system prompt's skill list
+   * (default 2 000).
+   */
+  skills?: { enabled?: boolean; claude?: boolean; paths?: string[]; budgetTokens?: number };
 }
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */

@@ -21,6 +21,8 @@ import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { whereWritten } from "../config/value-origin.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
+import { attachSkills, withSkillCatalog } from "../skills/attach-skills.js";
+import { findSkills } from "../skills/skill-sources.js";
 import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { perRequestSignal } from "./request-signal.js";
 import { scriptRepliesGiven } from "./script-resume.js";
@@ -36,8 +38,8 @@ export interface AgentOptions {
   /** Use an in-memory session (nothing written): `plugins`, `tools`, `replay`, `doctor`. */
   ephemeral?: boolean;
   script?: ScriptStep[] | undefined;
-  /** Checks that need the config and must fail before anything is written (a `/template` name). */
-  check?: (loaded: LoadedConfig) => void;
+  /** Checks that need the config and must fail before anything is written (a `/template` or `/skill` name). */
+  check?: (loaded: LoadedConfig, plugins: readonly ResolvedEntry[]) => void;
   /** Where project-instruction warnings go (default: nowhere). */
   warn?: (message: string) => void;
   /** Let commands that only inspect run without a model. */
@@ -73,9 +75,9 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
 
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags });
-  options.check?.(loaded);
   const model = await resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
+  options.check?.(loaded, plugins);
   const store = sessionStore(loaded);
   const sessions = await sessionBackend(loaded);
   let session: Session;
@@ -113,7 +115,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     models: model.models,
     streamFn: options.streamFn ?? perRequestSignal(model.models),
     ...(config.retry !== undefined ? { retry: config.retry } : {}),
-    systemPrompt: instructions.systemPrompt,
+    systemPrompt: withSkillCatalog(instructions.systemPrompt, config.skills?.budgetTokens),
     ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
     ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
     ...(config.decisions !== undefined ? { decisions: config.decisions } : {}),
@@ -139,6 +141,11 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       harness,
       plugins.map((p) => p.entry),
     );
+    // Skills are text (read, never run): a bad one is a warning line, and is skipped.
+    const skills = findSkills(loaded, plugins);
+    for (const line of skills.problems) options.warn?.(line);
+    const clash = attachSkills(harness, skills.skills);
+    if (clash) options.warn?.(clash);
     if (config.tools?.active) {
       try {
         harness.setActiveTools(config.tools.active);

@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import type { AgentHarness } from "@rein/harness";
+import { type AgentHarness, expandArguments, splitArguments, TEMPLATE_ENTRY } from "@rein/harness";
 import { parse as parseYaml } from "yaml";
 import { usageError } from "../errors.js";
 
@@ -67,25 +67,10 @@ export function readTemplate(root: string, name: string): PromptTemplate | undef
   return template;
 }
 
-/** Splits a chat line's arguments: whitespace-separated, '…' and "…" keep spaces. */
-export function splitArguments(text: string): string[] {
-  const args: string[] = [];
-  const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
-  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
-    args.push(match[1] ?? match[2] ?? match[3] ?? "");
-  }
-  return args;
-}
-
-const PLACEHOLDER = /\$(ARGUMENTS|@|\d+)/g;
-const HAS_PLACEHOLDER = /\$(ARGUMENTS|@|\d+)/;
+export { splitArguments };
 
 export function expandTemplate(template: PromptTemplate, args: readonly string[]): string {
-  const all = args.join(" ");
-  if (!HAS_PLACEHOLDER.test(template.body)) return all === "" ? template.body : `${template.body}\n\n${all}`;
-  return template.body.replace(PLACEHOLDER, (_match, key: string) =>
-    key === "ARGUMENTS" || key === "@" ? all : (args[Number(key) - 1] ?? ""),
-  );
+  return expandArguments(template.body, args);
 }
 
 export interface TemplateCall {
@@ -120,7 +105,7 @@ export function parseTemplateCall(
   return { template, args: [...args], text: expandTemplate(template, args) };
 }
 
-export const TEMPLATE_ENTRY = "rein.prompt_template";
+export { TEMPLATE_ENTRY };
 
 /** Records which template a prompt came from (file, sha256, arguments): a \`custom\` session entry. */
 export function recordTemplateCall(harness: AgentHarness, root: string, call: TemplateCall): void {

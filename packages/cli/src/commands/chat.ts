@@ -20,6 +20,7 @@ import {
   templateNames,
 } from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
+import { parseSkillCall } from "../skills/skill-call.js";
 import type { Terminal } from "../ui/terminal.js";
 import { lastLine, resumeHint } from "../ui/usage-line.js";
 import { formatUsage, type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
@@ -34,6 +35,7 @@ const HELP = `/compact [instructions]   summarise older turns to free context
 /session                   show the session id
 /cost                      tokens and cost of the last run and of the session
 /<template> [args]         a prompt template from .rein/prompts/<template>.md
+/<skill> [args]            run a skill (rein skills list shows them)
 /exit                      leave the chat
 `;
 
@@ -119,10 +121,16 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
         if (line === "/reload" && live) await live.reload();
         else {
           const text = line.startsWith("/") ? templatePrompt(agent, line) : line;
-          if (text === undefined) await slashCommand(agent, term, line, lastRun);
+          const skill =
+            text === undefined && !BUILTIN.has(line.split(/\s+/)[0] as string)
+              ? parseSkillCall(agent.harness.skills, line)
+              : undefined;
+          if (text === undefined && !skill) await slashCommand(agent, term, line, lastRun);
           else {
             lastRun = usageMark(agent.session);
-            const outcome = await agent.harness.prompt(text);
+            const outcome = skill
+              ? await agent.harness.skill(skill.name, skill.args)
+              : await agent.harness.prompt(text as string);
             status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
             lastLine(agent.session, term, lastRun, resumeHint(agent.model.scripted));
           }
@@ -180,6 +188,8 @@ async function slashCommand(
         const usage = `/${name}${template?.argumentHint ? ` ${template.argumentHint}` : ""}`;
         term.err.write(`${usage.padEnd(27)}${template?.description ?? ""}\n`);
       }
+      if (harness.skills.length > 0)
+        term.err.write(`skills: ${harness.skills.map((s) => `/${s.name}`).join(", ")}\n`);
       return;
     }
     case "/cost": {
@@ -239,7 +249,7 @@ async function slashCommand(
     }
     default:
       throw new Error(
-        `unknown command ${command}: neither built in nor a template in .rein/prompts; /help lists them`,
+        `unknown command ${command}: neither built in, a template in .rein/prompts nor a skill; /help lists them`,
       );
   }
 }

@@ -4,7 +4,7 @@
  * written); `--plugin` / `--tool-pack` scaffold a standalone package instead
  * (../scaffold/package-scaffold.ts). Never overwrites without --force.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
@@ -12,6 +12,7 @@ import { ExitCode, usageError } from "../errors.js";
 import { type GlobalOptions, version } from "../program.js";
 import { packageScaffold } from "../scaffold/package-scaffold.js";
 import { PROJECT_TSCONFIG, projectPackageJson } from "../scaffold/project-scaffold.js";
+import { SKILL_SCAFFOLD_DIR, skillScaffold, validSkillName } from "../scaffold/skill-scaffold.js";
 import { TRUST_ENV } from "../trust/project-trust.js";
 import { terminal } from "../ui/terminal.js";
 
@@ -98,6 +99,7 @@ export interface InitOptions {
   plugin?: boolean;
   toolPack?: boolean;
   name?: string;
+  skill?: string;
 }
 
 const NPM_NAME = /^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
@@ -105,6 +107,7 @@ const NPM_NAME = /^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
 export async function initCommand(options: InitOptions, globals: GlobalOptions): Promise<number> {
   if (options.plugin && options.toolPack) throw usageError("choose one of --plugin and --tool-pack");
   if (options.plugin || options.toolPack) return initPackage(options, globals);
+  if (options.skill !== undefined) return initSkill(options.skill, options, globals);
   const packageFile = join(globals.cwd, "package.json");
   const packageText = existsSync(packageFile) ? readFileSync(packageFile, "utf8") : undefined;
   let packageJson: string;
@@ -168,6 +171,20 @@ export function gitignoreWith(text: string | undefined): string {
   if (missing.length === 0 && text !== undefined) return text;
   const before = text === undefined || text === "" ? "" : text.endsWith("\n") ? text : `${text}\n`;
   return `${before}# rein: this machine's config layer and grants, and sessions\n${missing.join("\n")}\n`;
+}
+
+function initSkill(name: string, options: InitOptions, globals: GlobalOptions): number {
+  if (!validSkillName(name)) {
+    throw usageError(
+      `"${name}" is not a valid skill name`,
+      "1-64 of lowercase letters, digits and single hyphens, not starting or ending with one",
+    );
+  }
+  const files = skillScaffold(name).map(([file, text]): [string, string] => [join(globals.cwd, file), text]);
+  writeFiles(files, options, globals);
+  for (const [file] of files) if (file.endsWith(".sh")) chmodSync(file, 0o755);
+  terminal().err.write(`next: edit ${SKILL_SCAFFOLD_DIR}/${name}/SKILL.md, then rein skills validate\n`);
+  return ExitCode.ok;
 }
 
 async function initPackage(options: InitOptions, globals: GlobalOptions): Promise<number> {

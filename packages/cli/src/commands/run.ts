@@ -14,6 +14,8 @@ import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { ExitCode, runFailed, sessionParked, usageError } from "../errors.js";
 import { type Checked, checkedRun, loadOutputSchema, type OutputSchema } from "../output/output-schema.js";
 import type { GlobalOptions } from "../program.js";
+import { parseSkillCall, type SkillCall } from "../skills/skill-call.js";
+import { findSkills } from "../skills/skill-sources.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { attachRenderer } from "../ui/run-renderer.js";
@@ -82,6 +84,7 @@ export async function runCommand(
   // Reserved before plugins load: their console output must not mix into the JSON lines.
   const json: JsonOut | undefined = options.json ? reserveStdout() : undefined;
   let template: TemplateCall | undefined;
+  let skill: SkillCall | undefined;
   try {
     const agent = await buildAgent({
       cwd: globals.cwd,
@@ -91,14 +94,19 @@ export async function runCommand(
       script,
       flags,
       warn: (message) => term.err.write(`${term.c.yellow("!")} ${message}\n`),
-      // A `/template` that does not exist fails before a session is created.
-      check: (loaded) => {
-        if (!chat) template = parseTemplateCall(loaded.dir, prompt, { strict: true, words: promptWords });
+      // A `/template` or `/skill` that does not exist fails before a session is created.
+      check: (loaded, plugins) => {
+        if (chat) return;
+        template = parseTemplateCall(loaded.dir, prompt, { strict: false, words: promptWords });
+        if (template || !prompt.startsWith("/")) return;
+        skill = parseSkillCall(findSkills(loaded, plugins).skills, prompt, promptWords);
+        if (!skill) parseTemplateCall(loaded.dir, prompt, { strict: true, words: promptWords });
       },
     });
     return await runAgent(agent, {
       prompt,
       template,
+      skill,
       schema,
       resume: options.resume === true,
       chat,
@@ -118,6 +126,8 @@ async function runAgent(
     prompt: string;
     /** The prompt as a template call (`rein run /name args`). */
     template: TemplateCall | undefined;
+    /** The prompt as a skill invocation (`rein run /name args`). */
+    skill: SkillCall | undefined;
     schema: OutputSchema | undefined;
     resume: boolean;
     chat: boolean;
@@ -168,7 +178,7 @@ async function runAgent(
     const { outcome, output } = run.schema
       ? await checkedRun(
           run.schema,
-          (t) => promptOnce(agent, t, false),
+          (t) => promptOnce(agent, t, false, t === text ? run.skill : undefined),
           text,
           (errors) => {
             if (!json)
@@ -177,7 +187,7 @@ async function runAgent(
               );
           },
         )
-      : { outcome: await promptOnce(agent, text, run.resume), output: undefined };
+      : { outcome: await promptOnce(agent, text, run.resume, run.skill), output: undefined };
     let code = exitCodeOf(outcome, term, json !== undefined);
     if (code === ExitCode.ok && output && !output.ok) {
       code = ExitCode.output;
@@ -201,8 +211,14 @@ async function runAgent(
   }
 }
 
-async function promptOnce(agent: Agent, prompt: string, resume: boolean): Promise<RunOutcome> {
+async function promptOnce(
+  agent: Agent,
+  prompt: string,
+  resume: boolean,
+  skill?: SkillCall,
+): Promise<RunOutcome> {
   try {
+    if (skill) return await agent.harness.skill(skill.name, skill.args);
     return resume ? await agent.harness.resume() : await agent.harness.prompt(prompt);
   } catch (error) {
     if (isHarnessError(error, "parked")) throw sessionParked(error.message, error);

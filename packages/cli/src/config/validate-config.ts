@@ -7,6 +7,7 @@ import { THINKING_LEVELS } from "@rein/harness/session";
 import type { ReinConfig } from "@rein/sdk";
 import { configError } from "../errors.js";
 import { CUSTOM_MODEL_APIS } from "./custom-model-apis.js";
+import { checkSkillsOption } from "./skills-option.js";
 
 /** The config's top-level options. */
 export const CONFIG_OPTIONS = [
@@ -23,6 +24,7 @@ export const CONFIG_OPTIONS = [
   "retry",
   "decisions",
   "approvals",
+  "skills",
 ] as const;
 const THINKING: readonly string[] = THINKING_LEVELS;
 
@@ -113,6 +115,7 @@ export function validateConfig(raw: unknown, source: ConfigSource): ReinConfig {
 
   const { model, models, plugins, tools, session, systemPrompt, thinkingLevel, compaction, retry } = config;
   checkDecisions(config.decisions, fail);
+  checkSkillsOption(config.skills, fail);
   if (retry !== undefined) {
     if (typeof retry !== "object" || retry === null || Array.isArray(retry)) {
       fail("retry", "{ enabled?, maxAttempts?, baseDelayMs?, maxDelayMs? }", retry);

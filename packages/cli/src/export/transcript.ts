@@ -3,7 +3,15 @@
  * paired to its result and gate decision, plus the whole entry tree. Shared by the
  * Markdown and HTML exports and `sessions show`.
  */
-import type { AgentMessage, AssistantMessage, DecisionRecord, Session, SessionEntry } from "@rein/harness";
+import {
+  type AgentMessage,
+  type AssistantMessage,
+  type DecisionRecord,
+  type Session,
+  type SessionEntry,
+  SKILL_ENTRY,
+  TEMPLATE_ENTRY,
+} from "@rein/harness";
 
 export interface ToolCallView {
   id: string;
@@ -58,10 +66,35 @@ export function transcript(session: Session): TranscriptItem[] {
       items.push({ kind: "note", text: `branch summary: ${entry.summary}`, entryId: entry.id });
     else if (entry.type === "custom_message")
       items.push({ kind: "user", text: contentText(entry.content), entryId: entry.id });
+    else if (entry.type === "custom" && invocationNote(entry.customType, entry.data))
+      items.push({
+        kind: "note",
+        text: invocationNote(entry.customType, entry.data) as string,
+        entryId: entry.id,
+      });
     else if (entry.type === "model_change")
       items.push({ kind: "note", text: `model: ${entry.provider}/${entry.modelId}`, entryId: entry.id });
   }
   return items;
+}
+
+/** A skill or template invocation, as the transcript shows it: name, arguments, file and content hash. */
+function invocationNote(type: string, data: unknown): string | undefined {
+  if (type !== SKILL_ENTRY && type !== TEMPLATE_ENTRY) return undefined;
+  const record = (data ?? {}) as {
+    name?: unknown;
+    path?: unknown;
+    file?: unknown;
+    sha256?: unknown;
+    args?: unknown;
+    via?: unknown;
+  };
+  const args = Array.isArray(record.args) && record.args.length > 0 ? ` ${record.args.join(" ")}` : "";
+  const what =
+    type === SKILL_ENTRY
+      ? `skill ${String(record.name)}${record.via === "tool" ? " (loaded by the model)" : ""}`
+      : `template /${String(record.name)}`;
+  return `${what}${args} · ${String(record.path ?? record.file)} · sha256 ${String(record.sha256).slice(0, 12)}`;
 }
 
 function addMessage(
