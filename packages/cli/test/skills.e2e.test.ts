@@ -106,6 +106,22 @@ describe("skills end to end", { timeout: 90_000 }, () => {
     expect(unknown.code).toBe(2);
   });
 
+  it("in chat: /name args runs the skill, /help lists the skills", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(["ready"]),
+      ".rein/skills/ship-check/SKILL.md": SHIP,
+    });
+    const result = await rein(["run", "--chat"], dir, { input: "/help\n/ship-check 'v 4'\n/exit\n" });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("skills: /ship-check");
+    const user = entries(dir).find((e) => e.type === "message" && e.message.role === "user");
+    expect(user.message.content).toContain('the text "ship check for v 4"');
+    expect(entries(dir).find((e) => e.customType === "rein.skill")?.data).toMatchObject({
+      args: ["v 4"],
+      via: "invoke",
+    });
+  });
+
   it("rein skills list / show / validate: a public repository layout, precedence and bad skills", async () => {
     const dir = project({
       "rein.config.ts": scriptedConfig(["x"], 'skills: { paths: ["./vendor/skills"] },'),
