@@ -3,9 +3,13 @@
  * complete file (`ts file=...`), typechecked here against the workspace packages,
  * or explicitly a fragment with a reason. See ./support/doc-snippets.ts.
  */
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { packageScaffold } from "../src/scaffold/package-scaffold.js";
+import { skillScaffold } from "../src/scaffold/skill-scaffold.js";
 import { documents, extractSnippets, typecheckSnippets } from "./support/doc-snippets.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
@@ -34,6 +38,12 @@ describe("documentation snippets", { timeout: 120_000 }, () => {
     for (const file of ["src/index.ts", "test/index.test.ts"]) {
       expect(`${guide.find((s) => s.file === file)?.code}\n`, file).toBe(scaffold[file]);
     }
+  });
+
+  it("the skills guide shows exactly the SKILL.md `rein init --skill` writes", () => {
+    const guide = readFileSync(join(root, "docs/guides/skills.md"), "utf8");
+    const shown = /```text\n([\s\S]*?)```/.exec(guide)?.[1];
+    expect(shown).toBe(skillScaffold("tidy-up")[0]?.[1]);
   });
 
   it("catch a snippet that does not compile (the checker can fail)", () => {
