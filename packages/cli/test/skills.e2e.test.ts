@@ -89,6 +89,16 @@ describe("skills end to end", { timeout: 90_000 }, () => {
     expect(md.code).toBe(0);
     expect(md.stdout).toContain("skill ship-check (loaded by the model) v2");
     expect(md.stdout).toContain(createHash("sha256").update(SHIP).digest("hex").slice(0, 12));
+    // Replay loads the skill again, so the narrowing (and the refused push) is the same decision.
+    const replay = await rein(["replay", id], dir);
+    expect(replay.stdout).toMatch(/#2 push .* recorded deny → now deny by harness: unknown tool/);
+    expect(replay.stderr).toContain("3 tool calls replayed, 0 changed");
+    expect(replay.code).toBe(0);
+    const isolated = await rein(["replay", "--isolated", id], dir);
+    expect(isolated.stdout).toMatch(
+      /#2 push .* recorded deny → now deny by harness: not available in its turn/,
+    );
+    expect(isolated.code).toBe(0);
   });
 
   it("rein run /name args invokes a skill: its body is the prompt and the session records it", async () => {

@@ -80,11 +80,27 @@ function lineFor(index: number, call: RecordedCall): Omit<ReplayLine, "now" | "b
   return line;
 }
 
+const notInItsTurn = (call: RecordedCall) =>
+  call.decision?.by === "harness" && call.decision.reason === "unknown tool";
+
 const isChanged = (recorded: Verdict, now: ReplayLine["now"]) => recorded !== "unknown" && recorded !== now;
 
 async function isolatedLines(recorded: RecordedSession, agent: Agent): Promise<ReplayLine[]> {
   const lines: ReplayLine[] = [];
   for (const call of recorded.calls) {
+    if (notInItsTurn(call)) {
+      // Refused because its turn did not offer the tool (an active skill's allowed-tools, the
+      // active tools): no gate decided it, so the gate stack cannot change it.
+      const base = lineFor(lines.length + 1, call);
+      lines.push({
+        ...base,
+        now: "deny",
+        by: "harness",
+        reason: "not available in its turn",
+        changed: false,
+      });
+      continue;
+    }
     const evaluation = await evaluateToolCall(
       agent.harness,
       { name: call.tool, args: call.args, id: call.toolCallId },

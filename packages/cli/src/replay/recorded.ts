@@ -7,13 +7,14 @@
  * decided) is `unknown`, never guessed.
  */
 import type { UserMessage } from "@earendil-works/pi-ai";
-import type {
-  AssistantMessage,
-  DecisionRecord,
-  JournalRunStatus,
-  RecordedToolResult,
-  Session,
-  SessionEntry,
+import {
+  type AssistantMessage,
+  type DecisionRecord,
+  type JournalRunStatus,
+  type RecordedToolResult,
+  type Session,
+  type SessionEntry,
+  SKILL_ENTRY,
 } from "@rein/harness";
 
 /** A gate-level verdict: any ask, answered or not, is `ask`. */
@@ -59,6 +60,8 @@ export interface RecordedRun {
    * user, or by a plugin's `stopRun`.
    */
   status?: JournalRunStatus;
+  /** The skill a person invoked to start the run (`/name args`): replayed with `skill()`, so it narrows again. */
+  skill?: { name: string; args: string[] };
 }
 
 export interface RecordedSession {
@@ -110,7 +113,13 @@ export function readRecorded(session: Session): RecordedSession {
     if (record.event === "queue_push") queueOf.set(record.queueId, record.queue);
   }
   let nextTurn: UserMessage[] = [];
+  let invoked: RecordedRun["skill"];
   for (const entry of entries) {
+    if (entry.type === "custom" && entry.customType === SKILL_ENTRY) {
+      const data = entry.data as { name?: unknown; args?: unknown; via?: unknown };
+      if (data?.via === "invoke" && typeof data.name === "string")
+        invoked = { name: data.name, args: Array.isArray(data.args) ? data.args.map(String) : [] };
+    }
     if (isUser(entry)) {
       const queues = (entry.queueIds ?? []).map((id) => queueOf.get(id));
       const into = runs[runs.length - 1];
@@ -119,8 +128,15 @@ export function readRecorded(session: Session): RecordedSession {
         into.injected.push({ afterReplies: into.replies.length, queue, message: entry.message });
       else if (queues.includes("nextTurn")) nextTurn.push(entry.message);
       else {
-        runs.push({ prompt: entry.message, replies: [], injected: [], nextTurn });
+        runs.push({
+          prompt: entry.message,
+          replies: [],
+          injected: [],
+          nextTurn,
+          ...(invoked ? { skill: invoked } : {}),
+        });
         nextTurn = [];
+        invoked = undefined;
       }
     }
     const current = runs[runs.length - 1];

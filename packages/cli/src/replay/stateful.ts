@@ -31,6 +31,7 @@ import {
   type AssistantMessage,
   type DecisionRecord,
   type EventOf,
+  SKILL_TOOL_NAME,
   Stage,
   type StreamFunction,
 } from "@rein/harness";
@@ -121,11 +122,16 @@ class RecordedReplies {
 }
 
 /** A tool that returns the recorded result instead of running. */
-function recordedTool(tool: AnyAgentTool, recorded: RecordedSession): AnyAgentTool {
+function recordedTool(
+  tool: AnyAgentTool,
+  recorded: RecordedSession,
+  onCall?: (args: Record<string, unknown>) => void,
+): AnyAgentTool {
   const results = new Map(recorded.calls.map((call) => [call.toolCallId, call.result]));
   return {
     ...tool,
-    execute: (_args, context) => {
+    execute: (args, context) => {
+      onCall?.(args as Record<string, unknown>);
       const result = results.get(context.toolCallId);
       if (!result) {
         return { content: [{ type: "text", text: "(replay: no recorded result)" }], isError: true };
@@ -173,8 +179,19 @@ export async function replayWithState(
     harness.setCompactionSettings({ enabled: false });
     const known = new Set(harness.tools.map((tool) => tool.name));
     const removed = [...new Set(recorded.calls.map((call) => call.tool))].filter((name) => !known.has(name));
+    // Rein's skill tool also activates the skill again, so its allowed-tools narrow as recorded.
+    const activate = (args: { name?: unknown; arguments?: unknown }) => {
+      if (typeof args.name !== "string" || !harness.skills.some((skill) => skill.name === args.name)) return;
+      harness.activateSkill(args.name, typeof args.arguments === "string" ? args.arguments : undefined);
+    };
     harness.setTools([
-      ...harness.tools.map((tool) => recordedTool(tool, recorded)),
+      ...harness.tools.map((tool) =>
+        recordedTool(
+          tool,
+          recorded,
+          tool.name === SKILL_TOOL_NAME && tool.owner === "rein" ? activate : undefined,
+        ),
+      ),
       ...removed.map((name) => recordedTool(removedTool(name), recorded)),
     ]);
     if (agent.loaded.config.tools?.active && removed.length > 0) {
@@ -206,7 +223,9 @@ export async function replayWithState(
     for (const [index, run] of recorded.runs.entries()) {
       replies.startRun(run);
       for (const message of run.nextTurn) harness.nextTurn(structuredClone(message));
-      await harness.prompt(structuredClone(run.prompt));
+      const skill =
+        run.skill && harness.skills.some((s) => s.name === run.skill?.name) ? run.skill : undefined;
+      await (skill ? harness.skill(skill.name, skill.args) : harness.prompt(structuredClone(run.prompt)));
       await harness.waitForIdle();
       // Injections a shorter replayed run never took must not leak into the next run.
       if (harness.queued("steer") + harness.queued("followUp") > 0)
