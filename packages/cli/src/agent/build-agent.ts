@@ -24,6 +24,7 @@ import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.
 import { attachSkills, withSkillCatalog } from "../skills/attach-skills.js";
 import { findSkills } from "../skills/skill-sources.js";
 import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
+import { refreshTemplates } from "./prompt-templates.js";
 import { perRequestSignal } from "./request-signal.js";
 import { scriptRepliesGiven } from "./script-resume.js";
 import { type SessionBackendPort, sessionBackend, sessionDir } from "./session-backend.js";
@@ -146,6 +147,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     for (const line of skills.problems) options.warn?.(line);
     const clash = attachSkills(harness, skills.skills);
     if (clash) options.warn?.(clash);
+    refreshTemplates(harness, loaded.dir);
     if (config.tools?.active) {
       try {
         harness.setActiveTools(config.tools.active);

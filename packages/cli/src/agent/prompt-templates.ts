@@ -12,7 +12,13 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { type AgentHarness, expandArguments, splitArguments, TEMPLATE_ENTRY } from "@rein/harness";
+import {
+  type AgentHarness,
+  expandArguments,
+  splitArguments,
+  TEMPLATE_ENTRY,
+  type TemplateResource,
+} from "@rein/harness";
 import { parse as parseYaml } from "yaml";
 import { usageError } from "../errors.js";
 
@@ -107,18 +113,42 @@ export function parseTemplateCall(
 
 export { TEMPLATE_ENTRY };
 
-/** Records which template a prompt came from (file, sha256, arguments): a \`custom\` session entry. */
-export function recordTemplateCall(harness: AgentHarness, root: string, call: TemplateCall): void {
-  harness.appendEntry({
-    type: "custom",
-    customType: TEMPLATE_ENTRY,
-    data: {
-      name: call.template.name,
-      file: relative(root, call.template.file).split(sep).join("/"),
-      sha256: call.template.sha256,
-      args: call.args,
-    },
-  });
+/** A template as the harness's resource: recorded with its project-relative file. */
+function templateResource(root: string, template: PromptTemplate): TemplateResource {
+  return {
+    name: template.name,
+    body: template.body,
+    path: relative(root, template.file).split(sep).join("/"),
+    sha256: template.sha256,
+    ...(template.description !== undefined ? { description: template.description } : {}),
+    ...(template.argumentHint !== undefined ? { argumentHint: template.argumentHint } : {}),
+  };
+}
+
+/**
+ * Gives the harness the project's templates as they are now (a template with a bad
+ * front matter is left out; using it names the file), so hooks and snapshots see them.
+ */
+export function refreshTemplates(harness: AgentHarness, root: string): void {
+  const templates: TemplateResource[] = [];
+  for (const name of templateNames(root)) {
+    try {
+      const template = readTemplate(root, name);
+      if (template) templates.push(templateResource(root, template));
+    } catch {
+      // Reported when used: `parseTemplateCall` reads it again and names the file.
+    }
+  }
+  harness.setTemplates(templates);
+}
+
+/**
+ * Runs a template call through `harness.template()` (which records the name, file,
+ * sha256 and arguments as a \`rein.prompt_template\` entry), on the templates as they are now.
+ */
+export function runTemplateCall(harness: AgentHarness, root: string, call: TemplateCall) {
+  refreshTemplates(harness, root);
+  return harness.template(call.template.name, call.args);
 }
 
 /** The error for `/name` that names no template (listing those there are). */

@@ -11,12 +11,13 @@
  * the terminal for the next chat prompt.
  */
 import { createInterface, type Interface } from "node:readline";
+import type { RunOutcome } from "@rein/harness";
 import type { Agent } from "../agent/build-agent.js";
 import type { LiveReload } from "../agent/live-reload.js";
 import {
   parseTemplateCall,
   readTemplate,
-  recordTemplateCall,
+  runTemplateCall,
   templateNames,
 } from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
@@ -120,17 +121,11 @@ export async function chatLoop(agent: Agent, term: Terminal, live?: LiveReload):
         await live?.settle();
         if (line === "/reload" && live) await live.reload();
         else {
-          const text = line.startsWith("/") ? templatePrompt(agent, line) : line;
-          const skill =
-            text === undefined && !BUILTIN.has(line.split(/\s+/)[0] as string)
-              ? parseSkillCall(agent.harness.skills, line)
-              : undefined;
-          if (text === undefined && !skill) await slashCommand(agent, term, line, lastRun);
+          const invoke = line.startsWith("/") ? invocation(agent, line) : undefined;
+          if (line.startsWith("/") && !invoke) await slashCommand(agent, term, line, lastRun);
           else {
             lastRun = usageMark(agent.session);
-            const outcome = skill
-              ? await agent.harness.skill(skill.name, skill.args)
-              : await agent.harness.prompt(text as string);
+            const outcome = invoke ? await invoke() : await agent.harness.prompt(line);
             status = outcome.status === "completed" ? ExitCode.ok : ExitCode.failed;
             lastLine(agent.session, term, lastRun, resumeHint(agent.model.scripted));
           }
@@ -159,13 +154,17 @@ const BUILTIN = new Set([
   "/quit",
 ]);
 
-/** A chat line `/name args` as a template's text (recorded in the session); undefined when not a template. */
-function templatePrompt(agent: Agent, line: string): string | undefined {
+/**
+ * A chat line `/name args` as a template's or a skill's run (the harness records
+ * which); undefined when it names neither (a built-in command, or unknown).
+ */
+function invocation(agent: Agent, line: string): (() => Promise<RunOutcome>) | undefined {
   const root = agent.loaded.dir;
   const call = parseTemplateCall(root, line, { strict: false, skip: BUILTIN });
-  if (!call) return undefined;
-  recordTemplateCall(agent.harness, root, call);
-  return call.text;
+  if (call) return () => runTemplateCall(agent.harness, root, call);
+  if (BUILTIN.has(line.split(/\s+/)[0] as string)) return undefined;
+  const skill = parseSkillCall(agent.harness.skills, line);
+  return skill ? () => agent.harness.skill(skill.name, skill.args) : undefined;
 }
 
 async function slashCommand(

@@ -9,7 +9,7 @@ import { isHarnessError, type RunOutcome } from "@rein/harness";
 import type { ReinConfig, ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
-import { parseTemplateCall, recordTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
+import { parseTemplateCall, runTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
 import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { ExitCode, runFailed, sessionParked, usageError } from "../errors.js";
 import { type Checked, checkedRun, loadOutputSchema, type OutputSchema } from "../output/output-schema.js";
@@ -172,13 +172,20 @@ async function runAgent(
       }
     }
     const mark = usageMark(agent.session);
-    if (run.template) recordTemplateCall(agent.harness, agent.loaded.dir, run.template);
     const text = run.template?.text ?? run.prompt;
+    // `/name args`: the first run starts from the template or skill (the harness records which).
+    const template = run.template;
+    const skill = run.skill;
+    const invoke = template
+      ? () => runTemplateCall(agent.harness, agent.loaded.dir, template)
+      : skill
+        ? () => agent.harness.skill(skill.name, skill.args)
+        : undefined;
     if (run.schema) agent.instructions.appendix = [run.schema.instructions];
     const { outcome, output } = run.schema
       ? await checkedRun(
           run.schema,
-          (t) => promptOnce(agent, t, false, t === text ? run.skill : undefined),
+          (t) => promptOnce(agent, t, false, t === text ? invoke : undefined),
           text,
           (errors) => {
             if (!json)
@@ -187,7 +194,7 @@ async function runAgent(
               );
           },
         )
-      : { outcome: await promptOnce(agent, text, run.resume, run.skill), output: undefined };
+      : { outcome: await promptOnce(agent, text, run.resume, invoke), output: undefined };
     let code = exitCodeOf(outcome, term, json !== undefined);
     if (code === ExitCode.ok && output && !output.ok) {
       code = ExitCode.output;
@@ -215,10 +222,10 @@ async function promptOnce(
   agent: Agent,
   prompt: string,
   resume: boolean,
-  skill?: SkillCall,
+  invoke?: () => Promise<RunOutcome>,
 ): Promise<RunOutcome> {
   try {
-    if (skill) return await agent.harness.skill(skill.name, skill.args);
+    if (invoke) return await invoke();
     return resume ? await agent.harness.resume() : await agent.harness.prompt(prompt);
   } catch (error) {
     if (isHarnessError(error, "parked")) throw sessionParked(error.message, error);
