@@ -196,6 +196,32 @@ describe("skills end to end", { timeout: 90_000 }, () => {
     expect(listed.shadowed.map((s) => s.name)).toEqual(["from-claude"]);
   });
 
+  it("a tool pack ships skills in its package's skills/ folder; the model can load them", async () => {
+    const dir = project({
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "skill", args: { name: "pack-skill" } }] }, "done"],
+        'plugins: ["rein-pack-demo"],',
+      ),
+      "node_modules/rein-pack-demo/package.json":
+        '{ "name": "rein-pack-demo", "version": "1.0.0", "type": "module", "main": "index.js" }',
+      "node_modules/rein-pack-demo/index.js":
+        'export default [{ name: "demo", description: "A demo tool", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [{ type: "text", text: "demo ran" }] }) }];\n',
+      "node_modules/rein-pack-demo/skills/pack-skill/SKILL.md":
+        "---\nname: pack-skill\ndescription: A skill shipped inside a tool pack.\n---\nUse the demo tool.\n",
+    });
+    const list = await rein(["skills", "list"], dir);
+    expect(list.stdout).toMatch(
+      /^pack-skill\s+\[plugin:rein-pack-demo\] A skill shipped inside a tool pack\.$/m,
+    );
+    const result = await rein(["run", "go"], dir);
+    expect(result.code).toBe(0);
+    expect(toolResults(dir)[0]).toMatchObject({
+      tool: "skill",
+      error: false,
+      text: expect.stringContaining("Use the demo tool."),
+    });
+  });
+
   it("rein init --skill scaffolds a skill that validates; a bad name is exit 2", async () => {
     const dir = project({ "rein.config.ts": scriptedConfig(["x"]) });
     const init = await rein(["init", "--skill", "tidy-up"], dir);
