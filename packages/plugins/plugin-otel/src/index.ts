@@ -5,9 +5,11 @@
  * Invariants:
  * - observation only: it subscribes to events and taps no decision hook, so it
  *   can never change, delay or fail a decision;
+ * - the OpenTelemetry SDK runs on a shared worker thread (`telemetry-worker.ts`);
+ *   the harness's thread only records span operations (`span-ops.ts`);
  * - export is batched in the background; a collector that is down costs one
  *   warning (again only after it came back and failed anew), never a failed run;
- * - disposing flushes within `shutdownTimeoutMs`;
+ * - disposing the last harness on the thread flushes within `shutdownTimeoutMs`;
  * - it publishes each tool call's span through the SDK's trace context, so a
  *   tool that calls out (an MCP server) can continue the trace there, and it
  *   continues the trace a host set (`traceContext(...).setParent`) or, without
@@ -15,13 +17,17 @@
  */
 import { definePlugin, isTraceparent, textMasks, traceContext } from "@rein/sdk";
 import { OtelOptions } from "./options.js";
-import { createPipeline } from "./pipeline.js";
 import { RunTrace } from "./run-trace.js";
+import { SpanRecorder } from "./span-ops.js";
+import { leaseTelemetryWorker } from "./telemetry-worker.js";
 
 export { ATTR, METRIC, OPERATION, REIN } from "./conventions.js";
 export { OtelOptions } from "./options.js";
 
 const VERSION = "0.1.0";
+
+/** How long span operations wait on the harness's thread before they go to the worker. */
+const POST_DELAY_MS = 20;
 
 export default definePlugin({
   name: "otel",
@@ -30,24 +36,18 @@ export default definePlugin({
     "OpenTelemetry traces and metrics (GenAI conventions) of every run, request, tool call and decision.",
   options: OtelOptions,
   setup(rein, options) {
-    const pipeline = createPipeline({
-      options,
-      env: process.env,
-      version: VERSION,
-      onExportFailure: (signal, error) =>
-        rein.logger.warn(
-          `cannot export ${signal} to the OTLP endpoint (${error}); runs go on, telemetry is dropped until it answers`,
-        ),
-    });
+    const lease = leaseTelemetryWorker(options, VERSION, (message) => rein.logger.warn(message));
+    const recorder = new SpanRecorder((ops) => lease.send(ops), POST_DELAY_MS);
     const masks = textMasks(rein);
     const context = traceContext(rein);
     const envParent = isTraceparent(process.env.TRACEPARENT) ? process.env.TRACEPARENT : undefined;
     const runs = new RunTrace({
-      tracer: pipeline.tracer,
-      meter: pipeline.meter,
+      spans: recorder,
+      metrics: options.metrics,
       agentName: options.agentName,
       captureContent: options.captureContent,
       maxContentLength: options.maxContentLength,
+      decisions: options.decisions,
       mask: (text) => masks.mask(text),
       sessionId: () => rein.session.id,
       model: () => ({ provider: rein.config.model.provider, id: rein.config.model.id }),
@@ -71,9 +71,10 @@ export default definePlugin({
 
     return async () => {
       runs.endRun("aborted", "the plugin was disposed during the run");
-      const { outcome, failing } = await pipeline.shutdown();
+      recorder.flush();
+      const report = await lease.release();
       // A collector already reported as failing was the one warning; do not add a second.
-      if (outcome === "timed out" && !failing) {
+      if (report !== undefined && !report.failing && report.outcome !== "flushed") {
         rein.logger.warn(
           `telemetry not fully sent within ${options.shutdownTimeoutMs} ms; the rest is dropped`,
         );

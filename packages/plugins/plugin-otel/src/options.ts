@@ -26,6 +26,12 @@ export const OtelOptions = Type.Object(
      */
     captureContent: Type.Boolean({ default: false }),
     maxContentLength: Type.Integer({ minimum: 16, default: 4096 }),
+    /**
+     * A gate decision as an `apply_guardrail` child span of the tool's span (the
+     * default: visible as a step in every trace viewer), or as an event of that name
+     * on the tool's span (one span fewer per call, for high-volume agents).
+     */
+    decisions: Type.Union([Type.Literal("span"), Type.Literal("event")], { default: "span" }),
     /** Export the token-usage and duration histograms too. */
     metrics: Type.Boolean({ default: true }),
     /** How long one export may take before it is given up (the collector may be down). */

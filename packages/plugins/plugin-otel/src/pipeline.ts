@@ -21,6 +21,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import {
   BatchSpanProcessor,
+  type IdGenerator,
   type ReadableSpan,
   type SpanExporter,
   TracerProvider,
@@ -42,6 +43,8 @@ export interface PipelineOptions {
   options: OtelOptions;
   env: NodeJS.ProcessEnv;
   version: string;
+  /** Where span ids come from (the worker presets the ids the harness's thread chose). */
+  idGenerator?: IdGenerator;
   /** Called once, on the first export that fails (and again after one succeeded since). */
   onExportFailure(signal: "traces" | "metrics", error: string): void;
 }
@@ -123,6 +126,7 @@ export function createPipeline({
   options,
   env,
   version,
+  idGenerator,
   onExportFailure,
 }: PipelineOptions): TelemetryPipeline {
   const resource = resourceFromAttributes({
@@ -138,6 +142,7 @@ export function createPipeline({
   );
   const tracerProvider = new TracerProvider({
     resource,
+    ...(idGenerator ? { idGenerator } : {}),
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: spanExporter,

@@ -13,37 +13,21 @@
  * text masks before they are recorded, and arguments and results only when
  * `captureContent` is on.
  */
-import {
-  type Attributes,
-  type Context,
-  type Histogram,
-  type Meter,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { type Attributes, SpanKind } from "@opentelemetry/api";
 import type { AssistantMessage, EventOf, ToolResult } from "@rein/sdk";
-import {
-  ATTR,
-  DURATION_BUCKETS,
-  finishReason,
-  METRIC,
-  OPERATION,
-  providerName,
-  REIN,
-  TOKEN_BUCKETS,
-} from "./conventions.js";
+import { ATTR, finishReason, OPERATION, providerName, REIN } from "./conventions.js";
+import { now as clock, type Millis, type ParentRef, type SpanHandle, type SpanRecorder } from "./span-ops.js";
 
 export interface RunTraceOptions {
-  tracer: Tracer;
-  meter: Meter | undefined;
+  /** Where spans and histogram values are recorded (replayed on the telemetry worker). */
+  spans: SpanRecorder;
+  /** Record histogram values too. */
+  metrics: boolean;
   agentName: string;
   captureContent: boolean;
   maxContentLength: number;
+  /** A decision as an `apply_guardrail` child span, or as an event of that name on the tool's span. */
+  decisions: "span" | "event";
   /** The harness's text masks (plugin-redact), applied to everything recorded as text. */
   mask(text: string): string;
   /** The session the runs belong to (`gen_ai.conversation.id`). */
@@ -55,15 +39,15 @@ export interface RunTraceOptions {
 }
 
 interface ToolSpan {
-  span: Span;
-  started: number;
-  executing?: number;
+  span: SpanHandle;
+  started: Millis;
+  executing?: Millis;
 }
 
-const propagator = new W3CTraceContextPropagator();
-const getter = {
-  get: (carrier: Record<string, string>, key: string) => carrier[key],
-  keys: (carrier: Record<string, string>) => Object.keys(carrier),
+/** A W3C `traceparent` (already checked by the SDK's `isTraceparent`) as a remote parent. */
+const remoteParent = (traceparent: string): ParentRef => {
+  const [, traceId, spanId, flags] = traceparent.split("-") as [string, string, string, string];
+  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16) };
 };
 
 const MCP_TOOL = /^mcp__/;
@@ -78,43 +62,26 @@ const ruleOf = (by: string): string | undefined => {
 };
 
 export class RunTrace {
-  private agent: Span | undefined;
-  private agentContext: Context = ROOT_CONTEXT;
+  private agent: SpanHandle | undefined;
   private runStartedAt = 0;
-  private chat: { span: Span; started: number; model: { provider: string; id: string } } | undefined;
+  private chat: { span: SpanHandle; started: Millis; model: { provider: string; id: string } } | undefined;
   /** Where the next decision's guardrail span starts: the end of the last decision or message. */
   private checkpoint = 0;
   private readonly tools = new Map<string, ToolSpan>();
-  private readonly tokenUsage: Histogram | undefined;
-  private readonly duration: Histogram | undefined;
 
-  constructor(private readonly options: RunTraceOptions) {
-    this.tokenUsage = options.meter?.createHistogram(METRIC.tokenUsage, {
-      unit: "{token}",
-      description: "Tokens used per model request, by token type.",
-      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
-    });
-    this.duration = options.meter?.createHistogram(METRIC.operationDuration, {
-      unit: "s",
-      description: "Duration of model requests and tool executions.",
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-    });
-  }
+  constructor(private readonly options: RunTraceOptions) {}
 
   /** The `traceparent` of a tool call's span (or of the run, before the call has one). */
   traceparentFor(toolCallId: string): string | undefined {
-    const span = this.tools.get(toolCallId)?.span ?? this.agent;
-    if (!span) return undefined;
-    const { traceId, spanId, traceFlags } = span.spanContext();
-    return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, "0")}`;
+    return (this.tools.get(toolCallId)?.span ?? this.agent)?.traceparent;
   }
 
   runStarted(event: EventOf<"agent_start">): void {
     this.endRun("error", "a new run started before the last one ended");
     const model = this.options.model();
-    const parent = this.parentContext();
-    this.runStartedAt = Date.now();
-    this.agent = this.options.tracer.startSpan(
+    const parent = this.options.parent();
+    this.runStartedAt = clock();
+    this.agent = this.options.spans.start(
       `${OPERATION.invokeAgent} ${this.options.agentName}`,
       {
         kind: SpanKind.INTERNAL,
@@ -127,16 +94,15 @@ export class RunTrace {
           [REIN.runId]: event.runId,
         },
       },
-      parent,
+      parent === undefined ? undefined : remoteParent(parent),
     );
-    this.agentContext = trace.setSpan(parent, this.agent);
   }
 
   turnStarted(event: EventOf<"turn_start">): void {
     this.endChat();
     const model = this.options.model();
-    const started = Date.now();
-    const span = this.options.tracer.startSpan(
+    const started = clock();
+    const span = this.options.spans.start(
       `${OPERATION.chat} ${model.id}`,
       {
         kind: SpanKind.CLIENT,
@@ -146,8 +112,9 @@ export class RunTrace {
           [ATTR.requestModel]: model.id,
           [REIN.turnIndex]: event.turnIndex,
         },
+        time: started,
       },
-      this.agentContext,
+      this.agent,
     );
     this.chat = { span, started, model };
   }
@@ -155,7 +122,7 @@ export class RunTrace {
   assistantMessage(message: AssistantMessage): void {
     const chat = this.chat;
     this.chat = undefined;
-    this.checkpoint = Date.now();
+    this.checkpoint = clock();
     if (!chat) return;
     const { span, model } = chat;
     const usage = message.usage;
@@ -179,13 +146,21 @@ export class RunTrace {
     if (message.stopReason === "error" || message.stopReason === "aborted") {
       const type = message.stopReason === "aborted" ? "aborted" : "model_error";
       span.setAttribute(ATTR.errorType, type);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: this.cut(message.errorMessage ?? type) });
+      span.fail(this.cut(message.errorMessage ?? type));
       metricAttributes[ATTR.errorType] = type;
-    } else {
-      this.tokenUsage?.record(usage.input, { ...metricAttributes, [ATTR.tokenType]: "input" });
-      this.tokenUsage?.record(usage.output, { ...metricAttributes, [ATTR.tokenType]: "output" });
+    } else if (this.options.metrics) {
+      this.options.spans.record("tokenUsage", usage.input, {
+        ...metricAttributes,
+        [ATTR.tokenType]: "input",
+      });
+      this.options.spans.record("tokenUsage", usage.output, {
+        ...metricAttributes,
+        [ATTR.tokenType]: "output",
+      });
     }
-    this.duration?.record((this.checkpoint - chat.started) / 1000, metricAttributes);
+    if (this.options.metrics) {
+      this.options.spans.record("duration", (this.checkpoint - chat.started) / 1000, metricAttributes);
+    }
     span.end(this.checkpoint);
   }
 
@@ -199,65 +174,46 @@ export class RunTrace {
   }
 
   decided(event: EventOf<"tool_decision">): void {
-    const now = Date.now();
+    const now = clock();
     const tool = this.toolSpan(event.toolCallId, event.toolName, event.args, this.checkpoint || now);
-    const guardrail = this.options.tracer.startSpan(
-      `${OPERATION.applyGuardrail} ${event.toolName}`,
-      {
-        kind: SpanKind.INTERNAL,
-        startTime: Math.min(this.checkpoint || now, now),
-        attributes: this.decisionAttributes(event),
-      },
-      trace.setSpan(this.agentContext, tool.span),
-    );
-    guardrail.end(now);
-    this.checkpoint = now;
-    tool.span.setAttribute(REIN.decision, event.decision);
+    this.guardrail(tool, event.toolName, this.decisionAttributes(event), now);
     if (event.decision === "deny") {
-      tool.span.setAttribute(ATTR.errorType, "tool_denied");
-      tool.span.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: this.cut(`denied by ${event.by}: ${event.reason}`),
-      });
+      tool.span.setAttributes({ [REIN.decision]: "deny", [ATTR.errorType]: "tool_denied" });
+      tool.span.fail(this.cut(`denied by ${event.by}: ${event.reason}`));
       this.endTool(event.toolCallId, now);
+    } else {
+      tool.span.setAttribute(REIN.decision, event.decision);
     }
   }
 
   parked(event: EventOf<"tool_parked">): void {
-    const now = Date.now();
+    const now = clock();
     const tool = this.toolSpan(event.toolCallId, event.toolName, event.args, this.checkpoint || now);
-    const guardrail = this.options.tracer.startSpan(
-      `${OPERATION.applyGuardrail} ${event.toolName}`,
-      {
-        kind: SpanKind.INTERNAL,
-        startTime: Math.min(this.checkpoint || now, now),
-        attributes: {
-          [ATTR.operationName]: OPERATION.applyGuardrail,
-          [ATTR.toolCallId]: event.toolCallId,
-          [REIN.decision]: "park",
-          [REIN.decisionBy]: event.askedBy,
-          [REIN.decisionReason]: this.cut(event.reason),
-          [REIN.approvalId]: event.approvalId,
-          ...(ruleOf(event.askedBy) !== undefined ? { [REIN.decisionRule]: ruleOf(event.askedBy) } : {}),
-        },
-      },
-      trace.setSpan(this.agentContext, tool.span),
-    );
-    guardrail.end(now);
-    this.checkpoint = now;
+    const attributes: Attributes = {
+      [ATTR.operationName]: OPERATION.applyGuardrail,
+      [ATTR.toolCallId]: event.toolCallId,
+      [REIN.decision]: "park",
+      [REIN.decisionBy]: event.askedBy,
+      [REIN.decisionReason]: this.cut(event.reason),
+      [REIN.approvalId]: event.approvalId,
+    };
+    const rule = ruleOf(event.askedBy);
+    if (rule !== undefined) attributes[REIN.decisionRule] = rule;
+    this.guardrail(tool, event.toolName, attributes, now);
     tool.span.setAttribute(REIN.decision, "park");
     this.endTool(event.toolCallId, now);
   }
 
   executionStarted(event: EventOf<"tool_execution_start">): void {
-    const tool = this.toolSpan(event.toolCallId, event.toolName, event.args, Date.now());
-    tool.executing = Date.now();
+    const at = clock();
+    const tool = this.toolSpan(event.toolCallId, event.toolName, event.args, at);
+    tool.executing = at;
   }
 
   executionEnded(event: EventOf<"tool_execution_end">): void {
     const tool = this.tools.get(event.toolCallId);
     if (!tool) return;
-    const now = Date.now();
+    const now = clock();
     if (this.options.captureContent) tool.span.setAttribute(ATTR.toolResult, this.cut(textOf(event.result)));
     const metricAttributes: Attributes = {
       [ATTR.operationName]: OPERATION.executeTool,
@@ -265,10 +221,16 @@ export class RunTrace {
     };
     if (event.isError) {
       tool.span.setAttribute(ATTR.errorType, "tool_error");
-      tool.span.setStatus({ code: SpanStatusCode.ERROR, message: this.cut(textOf(event.result)) });
+      tool.span.fail(this.cut(textOf(event.result)));
       metricAttributes[ATTR.errorType] = "tool_error";
     }
-    this.duration?.record((now - (tool.executing ?? tool.started)) / 1000, metricAttributes);
+    if (this.options.metrics) {
+      this.options.spans.record(
+        "duration",
+        (now - (tool.executing ?? tool.started)) / 1000,
+        metricAttributes,
+      );
+    }
     this.endTool(event.toolCallId, now);
   }
 
@@ -295,7 +257,7 @@ export class RunTrace {
 
   /** Ends whatever is open (the run ended, or the plugin is being disposed). */
   endRun(status: string, reason?: string): void {
-    const now = Date.now();
+    const now = clock();
     this.endChat();
     for (const [id, tool] of this.tools) {
       if (tool.executing !== undefined) tool.span.setAttribute(ATTR.errorType, "not_finished");
@@ -304,20 +266,21 @@ export class RunTrace {
     const agent = this.agent;
     if (!agent) return;
     this.agent = undefined;
-    this.agentContext = ROOT_CONTEXT;
     agent.setAttribute(REIN.runStatus, status);
     if (status === "error") {
       agent.setAttribute(ATTR.errorType, "run_error");
-      agent.setStatus({ code: SpanStatusCode.ERROR, ...(reason ? { message: this.cut(reason) } : {}) });
+      agent.fail(reason ? this.cut(reason) : "run_error");
     } else if (status === "aborted") {
       agent.setAttribute(ATTR.errorType, "aborted");
     }
     if (reason !== undefined) agent.setAttribute(REIN.runReason, this.cut(reason));
-    this.duration?.record((now - this.runStartedAt) / 1000, {
-      [ATTR.operationName]: OPERATION.invokeAgent,
-      [ATTR.agentName]: this.options.agentName,
-      ...(status === "error" ? { [ATTR.errorType]: "run_error" } : {}),
-    });
+    if (this.options.metrics) {
+      this.options.spans.record("duration", (now - this.runStartedAt) / 1000, {
+        [ATTR.operationName]: OPERATION.invokeAgent,
+        [ATTR.agentName]: this.options.agentName,
+        ...(status === "error" ? { [ATTR.errorType]: "run_error" } : {}),
+      });
+    }
     agent.end(now);
   }
 
@@ -340,21 +303,38 @@ export class RunTrace {
     };
     if (this.options.captureContent)
       attributes[ATTR.toolArguments] = this.cut(JSON.stringify(args) ?? "null");
-    const span = this.options.tracer.startSpan(
+    const span = this.options.spans.start(
       `${OPERATION.executeTool} ${toolName}`,
-      { kind: SpanKind.INTERNAL, startTime: started, attributes },
-      this.agentContext,
+      { kind: SpanKind.INTERNAL, time: started, attributes },
+      this.agent,
     );
     const tool = { span, started };
     this.tools.set(toolCallId, tool);
     return tool;
   }
 
-  private endTool(toolCallId: string, at: number): void {
+  private endTool(toolCallId: string, at: Millis): void {
     const tool = this.tools.get(toolCallId);
     if (!tool) return;
     this.tools.delete(toolCallId);
     tool.span.end(at);
+  }
+
+  /** Records a decision (span or event, per `decisions`) from the last checkpoint to `now`. */
+  private guardrail(tool: ToolSpan, toolName: string, attributes: Attributes, now: Millis): void {
+    const started = Math.min(this.checkpoint || now, now);
+    this.checkpoint = now;
+    if (this.options.decisions === "event") {
+      tool.span.addEvent(OPERATION.applyGuardrail, attributes, now);
+      return;
+    }
+    this.options.spans
+      .start(
+        `${OPERATION.applyGuardrail} ${toolName}`,
+        { kind: SpanKind.INTERNAL, time: started, attributes },
+        tool.span,
+      )
+      .end(now);
   }
 
   private decisionAttributes(event: EventOf<"tool_decision">): Attributes {
@@ -370,12 +350,6 @@ export class RunTrace {
     if (event.askedBy !== undefined) attributes[REIN.decisionAskedBy] = event.askedBy;
     if (event.approvalId !== undefined) attributes[REIN.approvalId] = event.approvalId;
     return attributes;
-  }
-
-  private parentContext(): Context {
-    const parent = this.options.parent();
-    if (parent === undefined) return ROOT_CONTEXT;
-    return propagator.extract(ROOT_CONTEXT, { traceparent: parent }, getter);
   }
 
   /** Masked first, then cut: a secret is never half-kept by the cut. */

@@ -168,6 +168,28 @@ describe("the span tree of a run", () => {
     for (const span of spans) expect(JSON.stringify(span.attributes)).not.toContain("s3cr3t");
   });
 
+  it("decisions: event records each decision as an apply_guardrail event on the tool's span", async () => {
+    t = await createTestHarness({
+      plugins: [house, otelAt(receiver.url, { decisions: "event" })],
+      tools: [bash],
+      script: [call("bash", { command: "rm x" }), "done"],
+    });
+    await t.prompt("go");
+    await t.dispose();
+    expect(byName(receiver.spans, "apply_guardrail")).toEqual([]);
+    const tool = only(receiver.spans, "execute_tool bash");
+    expect(tool.events).toEqual([
+      {
+        name: "apply_guardrail",
+        attributes: expect.objectContaining({
+          "rein.decision": "deny",
+          "rein.decision.by": "house:no-rm",
+          "rein.decision.reason": "never delete ([masked])",
+        }),
+      },
+    ]);
+  });
+
   it("records arguments and results only when captureContent is on, masked before they are cut", async () => {
     t = await createTestHarness({
       plugins: [house, otelAt(receiver.url, { captureContent: true, maxContentLength: 20 })],
