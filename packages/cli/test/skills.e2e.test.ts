@@ -157,6 +157,11 @@ describe("skills end to end", { timeout: 90_000 }, () => {
     expect(validate.code).toBe(1);
     expect(validate.stderr.split("\n").filter((l) => l.startsWith("✗"))).toHaveLength(2);
     expect(validate.stderr).toContain("2 of 4 skills valid");
+    // Skills are read only from a trusted project: the trust check comes first.
+    const untrusted = await rein(["skills", "list"], dir, { env: { REIN_TRUST_PROJECT: "" } });
+    expect(untrusted.code).toBe(2);
+    expect(untrusted.stderr).toContain("rein trust");
+    expect(untrusted.stdout).toBe("");
     const one = await rein(["skills", "validate", "vendor/skills/csv-summary"], dir);
     expect(one.code).toBe(0);
     expect(one.stderr).toContain("1 of 1 skill valid");

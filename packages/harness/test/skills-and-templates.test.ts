@@ -112,6 +112,7 @@ describe("skill() and template(): structural operations", () => {
     await started.opened;
     await expect(f.harness.skill("deploy")).rejects.toMatchObject({ code: HarnessErrorCode.busy });
     await expect(f.harness.template("review")).rejects.toMatchObject({ code: HarnessErrorCode.busy });
+    await expect(f.harness.promptTemplate("review")).rejects.toMatchObject({ code: HarnessErrorCode.busy });
     release.open();
     await run;
     expect(f.harness.phase).toBe("idle");

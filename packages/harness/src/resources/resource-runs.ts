@@ -63,6 +63,11 @@ export abstract class ResourceRuns extends HarnessConfig {
     });
   }
 
+  /** `template()` under the name the harness spec gives it. */
+  promptTemplate(name: string, args?: InvocationArgs): Promise<RunOutcome> {
+    return this.template(name, args);
+  }
+
   /**
    * Activates a skill of the running turn's snapshot for the rest of the run and
    * returns the text the model reads (the `skill` tool). `invalid_argument`
