@@ -12,7 +12,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanup, project, rein, scriptedConfig, TOOLS_PLUGIN } from "./support/rein-process.js";
+import { cleanup, project, rein, scriptedConfig, spawnRein, TOOLS_PLUGIN } from "./support/rein-process.js";
 
 afterAll(cleanup);
 
@@ -130,6 +130,38 @@ describe("skills end to end", { timeout: 90_000 }, () => {
       args: ["v 4"],
       via: "invoke",
     });
+  });
+
+  it("/reload in chat reads the skills again", async () => {
+    const dir = project({ "rein.config.ts": scriptedConfig(["unused"]) });
+    const child = spawnRein(["run", "--chat"], dir);
+    let output = "";
+    child.stderr?.on("data", (chunk) => {
+      output += chunk;
+    });
+    const waitFor = async (text: string) => {
+      const deadline = Date.now() + 30_000;
+      while (!output.includes(text)) {
+        if (Date.now() > deadline)
+          throw new Error(`timed out waiting for ${JSON.stringify(text)}\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const exited = new Promise((resolve) => child.on("close", resolve));
+    child.stdin?.write("/help\n");
+    await waitFor("/exit ");
+    expect(output).not.toContain("skills:");
+    mkdirSync(join(dir, ".rein/skills/later"), { recursive: true });
+    writeFileSync(
+      join(dir, ".rein/skills/later/SKILL.md"),
+      "---\nname: later\ndescription: Added later.\n---\nBody.\n",
+    );
+    child.stdin?.write("/reload\n");
+    await waitFor("↻ reloaded");
+    child.stdin?.write("/help\n");
+    await waitFor("skills: /later");
+    child.stdin?.end("/exit\n");
+    expect(await exited).toBe(0);
   });
 
   it("rein skills list / show / validate: a public repository layout, precedence and bad skills", async () => {

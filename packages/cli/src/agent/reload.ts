@@ -15,6 +15,8 @@ import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
 import { whereWritten } from "../config/value-origin.js";
 import { configError, usageError } from "../errors.js";
+import { attachSkills } from "../skills/attach-skills.js";
+import { findSkills } from "../skills/skill-sources.js";
 import type { Agent } from "./build-agent.js";
 
 export interface ReloadReport {
@@ -74,6 +76,8 @@ export async function reloadAgent(
     }
     throw pluginLoadError(loaded, plugins, error);
   }
+  // Skills are read again (a new or edited SKILL.md applies from the next prompt).
+  attachSkills(harness, findSkills(loaded, plugins).skills);
   harness.setActiveTools(active);
   // The system prompt stays the instructions' function (AGENTS.md); only its base changes.
   if (loaded.config.systemPrompt !== undefined) agent.instructions.base = loaded.config.systemPrompt;

@@ -17,6 +17,7 @@ export function attachSkills(harness: AgentHarness, skills: readonly SkillResour
   harness.setSkills(skills);
   if (skills.length === 0) return undefined;
   const existing = harness.tools.find((tool) => tool.name === SKILL_TOOL_NAME);
+  if (existing?.owner === "rein") return undefined; // attached before (a reload)
   if (existing)
     return `a tool named "${SKILL_TOOL_NAME}" (from ${existing.owner ?? "the harness"}) is registered: skills are not offered to the model`;
   harness.setTools([...harness.tools, Object.freeze({ ...createSkillTool(harness), owner: "rein" })]);
