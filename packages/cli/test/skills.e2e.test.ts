@@ -83,6 +83,8 @@ describe("skills end to end", { timeout: 90_000 }, () => {
       sha256: createHash("sha256").update(SHIP).digest("hex"),
       args: ["v2"],
       via: "tool",
+      runId: expect.any(String),
+      allowedTools: ["echo"],
     });
     const id = entries(dir)[0].id as string;
     const md = await rein(["export", id], dir);

@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { HarnessErrorCode } from "../src/errors.js";
 import type { SkillResource, TemplateResource } from "../src/resources/resource-types.js";
 import { createSkillTool } from "../src/resources/skill-tool.js";
+import { resolveApproval } from "../src/session/approvals.js";
 import type { AnyAgentTool } from "../src/tools.js";
 import { echoTool, fixture, gate } from "./support/harness-fixture.js";
 import { callTools, reply } from "./support/scripted-model.js";
@@ -76,6 +77,7 @@ describe("skill() and template(): structural operations", () => {
         sha256: skill("deploy").sha256,
         args: ["staging"],
         via: "invoke",
+        runId: outcome.runId,
       },
     ]);
   });
@@ -254,6 +256,8 @@ describe("allowed-tools narrows the following turns, never widens", () => {
         sha256: skill("careful").sha256,
         args: ["now"],
         via: "tool",
+        runId: expect.any(String),
+        allowedTools: ["Echo", "Bash(git:*)"],
       },
     ]);
     // The narrowing is the run's: the next run starts with every tool again.
@@ -312,5 +316,38 @@ describe("allowed-tools narrows the following turns, never widens", () => {
     expect(() => f.harness.activateSkill("deploy")).toThrow(
       expect.objectContaining({ code: "invalid_argument" }),
     );
+  });
+
+  it("a parked run resumed after its approval keeps the skill's narrowing (recorded again under the new run)", async () => {
+    const echo = echoTool();
+    const ran: string[] = [];
+    const f = fixture({
+      tools: [echo.tool, otherTool(ran)],
+      skills: [skill("careful", { allowedTools: ["echo"] })],
+      onUnanswered: "park",
+    });
+    f.harness.hooks.toolGate.tapPromise("asker", async (call) =>
+      call.name === "echo" ? { decision: "ask", reason: "a person decides" } : undefined,
+    );
+    f.scripted.script([callTools(["echo", { text: "x" }])]);
+    const parked = await f.harness.skill("careful");
+    expect(parked.status).toBe("parked");
+    const approval = parked.parked?.[0]?.approvalId as string;
+    resolveApproval(f.session, approval, { decision: "allow", by: "person:test", reason: "fine" });
+    const active: (readonly string[] | undefined)[] = [];
+    f.scripted.script([
+      () => {
+        active.push(f.harness.snapshot?.activeToolNames);
+        return callTools(["other", {}]);
+      },
+      reply("done"),
+    ]);
+    const resumed = await f.harness.resume();
+    expect(resumed.status).toBe("completed");
+    expect(echo.calls.map((c) => c.args.text)).toEqual(["x"]);
+    expect(active).toEqual([["echo"]]);
+    expect(ran).toEqual([]);
+    const resumedRecord = records(f, "rein.skill").find((r) => (r as { via: string }).via === "resume");
+    expect(resumedRecord).toMatchObject({ name: "careful", runId: resumed.runId, allowedTools: ["echo"] });
   });
 });

@@ -78,6 +78,11 @@ export function transcript(session: Session): TranscriptItem[] {
   return items;
 }
 
+const VIA: Record<string, string> = {
+  tool: " (loaded by the model)",
+  resume: " (still active in the resumed run)",
+};
+
 /** A skill or template invocation, as the transcript shows it: name, arguments, file and content hash. */
 function invocationNote(type: string, data: unknown): string | undefined {
   if (type !== SKILL_ENTRY && type !== TEMPLATE_ENTRY) return undefined;
@@ -92,7 +97,7 @@ function invocationNote(type: string, data: unknown): string | undefined {
   const args = Array.isArray(record.args) && record.args.length > 0 ? ` ${record.args.join(" ")}` : "";
   const what =
     type === SKILL_ENTRY
-      ? `skill ${String(record.name)}${record.via === "tool" ? " (loaded by the model)" : ""}`
+      ? `skill ${String(record.name)}${VIA[String(record.via)] ?? ""}`
       : `template /${String(record.name)}`;
   return `${what}${args} · ${String(record.path ?? record.file)} · sha256 ${String(record.sha256).slice(0, 12)}`;
 }

@@ -293,7 +293,10 @@ export class AgentHarness extends ResourceRuns {
    */
   async resume(): Promise<RunOutcome> {
     const state = this.gate.phase === "idle" ? resumeStateOf(this.session) : undefined;
-    return this.startRun("resume", (run) => executeResume(this.runPort, run, state as ResumeState));
+    return this.startRun("resume", (run) => {
+      this.resumeSkills(run, state?.runId);
+      return executeResume(this.runPort, run, state as ResumeState);
+    });
   }
 
   protected async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {

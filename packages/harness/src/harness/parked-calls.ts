@@ -34,6 +34,8 @@ export interface ResumeState {
   message: AssistantMessage;
   openCallIds: string[];
   answers: Map<string, ApprovedCall>;
+  /** The run that parked (its skills stay active in the resumed one). */
+  runId?: string;
 }
 
 export async function parkCall(
@@ -83,7 +85,13 @@ export function resumeStateOf(session: Session): ResumeState {
   const answers = new Map<string, ApprovedCall>();
   for (const { park, answer } of parks)
     answers.set(park.toolCallId, { park, answer: answer as ApprovalRecord });
-  return { message: message.message, openCallIds: open.map((call) => call.id), answers };
+  const runId = parks[0]?.park.runId;
+  return {
+    message: message.message,
+    openCallIds: open.map((call) => call.id),
+    answers,
+    ...(runId === undefined ? {} : { runId }),
+  };
 }
 
 /** The plan for a parked call a person answered. Never throws: a problem is a deny. */

@@ -8,7 +8,9 @@
  * inactive one active, or change a gate's verdict: the tools left still go
  * through every gate, policy and sandbox as before.
  */
+import { dirname } from "node:path";
 import { invalidArgument } from "../errors.js";
+import type { SessionEntry } from "../session/entries.js";
 import type { AnyAgentTool } from "../tools.js";
 import { expandArguments } from "./arguments.js";
 import type { SkillResource, TemplateResource } from "./resource-types.js";
@@ -16,8 +18,11 @@ import type { SkillResource, TemplateResource } from "./resource-types.js";
 export const SKILL_ENTRY = "rein.skill";
 export const TEMPLATE_ENTRY = "rein.prompt_template";
 
-/** How a skill came to be used: `harness.skill()` (a person, `/name`) or the model's `skill` tool. */
-export type SkillVia = "invoke" | "tool";
+/**
+ * How a skill came to be active: `harness.skill()` (a person, `/name`), the model's
+ * `skill` tool, or `resume()` continuing a parked run it was active in.
+ */
+export type SkillVia = "invoke" | "tool" | "resume";
 
 export interface SkillInvocationRecord {
   name: string;
@@ -25,17 +30,47 @@ export interface SkillInvocationRecord {
   sha256: string;
   args: string[];
   via: SkillVia;
+  /** The run it is active in. */
+  runId: string;
+  /** Its `allowed-tools` when invoked: a resumed run narrows as the parked one did. */
+  allowedTools?: string[];
 }
 
-export function skillRecord(skill: SkillResource, args: readonly string[], via: SkillVia) {
+export function skillRecord(skill: SkillResource, args: readonly string[], via: SkillVia, runId: string) {
   const data: SkillInvocationRecord = {
     name: skill.name,
     path: skill.path,
     sha256: skill.sha256,
     args: [...args],
     via,
+    runId,
+    ...(skill.allowedTools ? { allowedTools: [...skill.allowedTools] } : {}),
   };
   return { type: "custom" as const, customType: SKILL_ENTRY, data };
+}
+
+/**
+ * The skills active in run `runId` as its records say (a stand-in per skill: the name,
+ * where it was read, its allowed-tools): what a resumed run narrows by.
+ */
+export function recordedSkills(entries: readonly SessionEntry[], runId: string): SkillResource[] {
+  const skills = new Map<string, SkillResource>();
+  for (const entry of entries) {
+    if (entry.type !== "custom" || entry.customType !== SKILL_ENTRY) continue;
+    const data = entry.data as Partial<SkillInvocationRecord> | undefined;
+    if (data?.runId !== runId || typeof data.name !== "string" || skills.has(data.name)) continue;
+    const path = String(data.path);
+    skills.set(data.name, {
+      name: data.name,
+      description: "",
+      body: "",
+      path,
+      dir: dirname(path),
+      sha256: String(data.sha256),
+      ...(Array.isArray(data.allowedTools) ? { allowedTools: data.allowedTools.map(String) } : {}),
+    });
+  }
+  return [...skills.values()];
 }
 
 export function templateRecord(template: TemplateResource, args: readonly string[]) {

@@ -21,7 +21,15 @@ import { refuseWhileParked } from "../session/approvals.js";
 import type { EntryInput } from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import { argumentList, type InvocationArgs } from "./arguments.js";
-import { findResource, skillRecord, skillText, templateRecord, templateText } from "./invocation.js";
+import {
+  findResource,
+  recordedSkills,
+  SKILL_ENTRY,
+  skillRecord,
+  skillText,
+  templateRecord,
+  templateText,
+} from "./invocation.js";
 import type { SkillResource } from "./resource-types.js";
 
 interface Invocation {
@@ -50,7 +58,7 @@ export abstract class ResourceRuns extends HarnessConfig {
     return this.invoke("skill", () => {
       const skill = findResource(this.config.skills, name, "skill");
       const list = argumentList(args);
-      return { record: skillRecord(skill, list, "invoke"), text: skillText(skill, list), skill };
+      return { record: skillRecord(skill, list, "invoke", ""), text: skillText(skill, list), skill };
     });
   }
 
@@ -79,8 +87,21 @@ export abstract class ResourceRuns extends HarnessConfig {
     const skill = findResource(run.snapshot?.skills ?? this.config.skills, name, "skill");
     const list = argumentList(args);
     if (!run.skills.some((active) => active.name === skill.name)) run.skills.push(skill);
-    this.writer.record(skillRecord(skill, list, "tool"));
+    this.writer.record(skillRecord(skill, list, "tool", run.runId));
     return { skill, text: skillText(skill, list) };
+  }
+
+  /**
+   * A resumed run goes on with the skills its parked run had active (from their
+   * records, recorded again under the new run), so their narrowing holds after the
+   * approval too.
+   */
+  protected resumeSkills(run: ActiveRun, parkedRunId: string | undefined): void {
+    if (parkedRunId === undefined) return;
+    for (const skill of recordedSkills(this.session.branch(), parkedRunId)) {
+      run.skills.push(skill);
+      this.session.append(skillRecord(skill, [], "resume", run.runId));
+    }
   }
 
   private invoke(name: "skill" | "template", prepare: () => Invocation): Promise<RunOutcome> {
@@ -98,7 +119,9 @@ export abstract class ResourceRuns extends HarnessConfig {
       const { record, text, skill } = invocation as Invocation;
       if (skill) run.skills.push(skill);
       // The harness's own write at the run's start (not pending): before the run's messages.
-      this.session.append(record);
+      if (record.type === "custom" && record.customType === SKILL_ENTRY)
+        this.session.append({ ...record, data: { ...(record.data as object), runId: run.runId } });
+      else this.session.append(record);
       return executeRun(this.runPort, run, promptMessage(text));
     });
   }
