@@ -293,10 +293,9 @@ export class AgentHarness extends ResourceRuns {
    */
   async resume(): Promise<RunOutcome> {
     const state = this.gate.phase === "idle" ? resumeStateOf(this.session) : undefined;
-    return this.startRun("resume", (run) => {
-      this.resumeSkills(run, state?.runId);
-      return executeResume(this.runPort, run, state as ResumeState);
-    });
+    const resume = (run: ActiveRun) =>
+      executeResume(this.runPort, this.resumeSkills(run, state), state as ResumeState);
+    return this.startRun("resume", resume);
   }
 
   protected async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {

@@ -96,12 +96,13 @@ export abstract class ResourceRuns extends HarnessConfig {
    * records, recorded again under the new run), so their narrowing holds after the
    * approval too.
    */
-  protected resumeSkills(run: ActiveRun, parkedRunId: string | undefined): void {
-    if (parkedRunId === undefined) return;
-    for (const skill of recordedSkills(this.session.branch(), parkedRunId)) {
+  protected resumeSkills(run: ActiveRun, parked: { runId?: string } | undefined): ActiveRun {
+    if (parked?.runId === undefined) return run;
+    for (const skill of recordedSkills(this.session.branch(), parked.runId)) {
       run.skills.push(skill);
       this.session.append(skillRecord(skill, [], "resume", run.runId));
     }
+    return run;
   }
 
   private invoke(name: "skill" | "template", prepare: () => Invocation): Promise<RunOutcome> {
