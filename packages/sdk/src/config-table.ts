@@ -63,8 +63,7 @@ export const CUSTOM_MODEL_APIS = [
 const optional = Type.Optional;
 const positiveInteger = () => optional(Type.Integer({ exclusiveMinimum: 0, expected: "a positive integer" }));
 const text = () => optional(Type.String({ expected: "a string" }));
-const catalogue = () =>
-  optional(Type.Object({}, { expected: "an object (pi-ai's catalogue fields)" }));
+const catalogue = () => optional(Type.Object({}, { expected: "an object (pi-ai's catalogue fields)" }));
 const dollars = () =>
   optional(Type.Number({ minimum: 0, expected: "dollars per million tokens (a number >= 0)" }));
 
@@ -153,8 +152,7 @@ export const CONFIG_TABLE = {
           Type.Array(Type.Unknown(), { prefixItems: [Type.Union([Type.String(), Type.Object({})])] }),
         ],
         {
-          expected:
-            'a package name, a "./path.ts", [specifier, options], a plugin object or a tool array',
+          expected: 'a package name, a "./path.ts", [specifier, options], a plugin object or a tool array',
         },
       ),
       { expected: "an array of plugin entries" },
@@ -189,7 +187,9 @@ export const CONFIG_TABLE = {
           Type.String({ expected: '{ dir?: string, store?: "jsonl" | "postgres", url?: string }' }),
         ),
         store: optional(
-          Type.Union([Type.Literal("jsonl"), Type.Literal("postgres")], { expected: '"jsonl" or "postgres"' }),
+          Type.Union([Type.Literal("jsonl"), Type.Literal("postgres")], {
+            expected: '"jsonl" or "postgres"',
+          }),
         ),
         url: optional(Type.Unknown()),
       },
@@ -287,11 +287,7 @@ export const CONFIG_TABLE = {
    */
   decisions: spec<{ trail?: boolean }>({
     summary: "decisions.trail: every tap's answer on each recorded decision",
-    schema: closed(
-      { trail: optional(bool()) },
-      "{ trail?: boolean }",
-      "the only decision option, trail",
-    ),
+    schema: closed({ trail: optional(bool()) }, "{ trail?: boolean }", "the only decision option, trail"),
     merge: "deep",
   }),
   /**

@@ -82,14 +82,6 @@ export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
 export { allowedEdits, closestName, closestNames, editDistance } from "./closest-name.js";
 export {
-  CONFIG_KEYS,
-  CONFIG_TABLE,
-  type ConfigKeyName,
-  type ConfigKeySpec,
-  CUSTOM_MODEL_APIS,
-  type MergeRule,
-} from "./config-table.js";
-export {
   type CustomModelConfig,
   defineConfig,
   type OptionsInput,
@@ -98,6 +90,14 @@ export {
   plugin,
   type ReinConfig,
 } from "./config.js";
+export {
+  CONFIG_KEYS,
+  CONFIG_TABLE,
+  type ConfigKeyName,
+  type ConfigKeySpec,
+  CUSTOM_MODEL_APIS,
+  type MergeRule,
+} from "./config-table.js";
 export {
   cleanupFailures,
   duplicatePlugin,

@@ -14,9 +14,8 @@
  */
 import { readFileSync } from "node:fs";
 import { type DecisionStep, isHarnessError, type ToolCallFacts } from "@rein/harness";
-import { evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
+import { closestNames, evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
-import { closestNames } from "@rein/sdk";
 import { CliError, runFailed, usageError, withExitCode } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { reserveStdout } from "../ui/json-stdout.js";

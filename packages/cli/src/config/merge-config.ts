@@ -27,7 +27,10 @@ export type OriginTree = LayerName | OriginTree[] | { [key: string]: OriginTree 
 const REPLACED = new Set(
   CONFIG_KEYS.flatMap((key) => {
     const spec: ConfigKeySpec = CONFIG_TABLE[key];
-    return [...(spec.merge === "replace" ? [key] : []), ...(spec.replaced ?? []).map((sub) => `${key}.${sub}`)];
+    return [
+      ...(spec.merge === "replace" ? [key] : []),
+      ...(spec.replaced ?? []).map((sub) => `${key}.${sub}`),
+    ];
   }),
 );
 

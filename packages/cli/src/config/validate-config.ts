@@ -70,7 +70,12 @@ function problemIn(schema: Annotated, value: unknown, path: string, key: string)
     if (schema.additionalProperties === false) {
       const extra = Object.keys(value).find((name) => !(name in (schema.properties as object)));
       if (extra !== undefined)
-        return { path: `${path}.${extra}`, expected: schema.unknownKey ?? "absent", value: extra, key: extra };
+        return {
+          path: `${path}.${extra}`,
+          expected: schema.unknownKey ?? "absent",
+          value: extra,
+          key: extra,
+        };
     }
     for (const [name, property] of Object.entries(schema.properties)) {
       if (value[name] === undefined && !schema.required?.includes(name)) continue;
