@@ -4,6 +4,7 @@
  * key), the layers merge by its rules, and the CLI's config flags are the ones
  * its wiring names.
  */
+import { readFileSync } from "node:fs";
 import { CONFIG_KEYS, CONFIG_TABLE, type ConfigKeyName, type ReinConfig } from "@rein/sdk";
 import { Command } from "commander";
 import { describe, expect, expectTypeOf, it } from "vitest";
@@ -82,5 +83,18 @@ describe("the config table", () => {
     const registered = addConfigFlags(new Command("x")).options.map((option) => option.long);
     const wired = CONFIG_KEYS.flatMap((key) => CONFIG_WIRING[key].flags ?? []);
     expect([...registered].sort()).toEqual([...wired].sort());
+  });
+});
+
+describe("the README's reload paragraph", () => {
+  it("names exactly the keys that need a restart", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const paragraph = /need a restart \(the reload names each changed one and says why\):\n([^.]+)\./.exec(
+      readme,
+    );
+    expect(paragraph).not.toBeNull();
+    const listed = [...(paragraph?.[1] ?? "").matchAll(/`(\w+)`/g)].map((m) => m[1]);
+    const restart = CONFIG_KEYS.filter((key) => "restart" in CONFIG_WIRING[key].reload);
+    expect(listed).toEqual(restart);
   });
 });

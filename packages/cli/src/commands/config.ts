@@ -11,7 +11,7 @@ import { LAYER_ORDER, type LayerName, type OriginLeaf, originLeaves } from "../c
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { CONFIG_OPTIONS } from "../config/validate-config.js";
 import { ExitCode } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { terminal } from "../ui/terminal.js";
 
 export interface ConfigOptions extends ConfigFlags {
