@@ -183,9 +183,7 @@ export const CONFIG_TABLE = {
     summary: "where sessions are kept: JSONL files or PostgreSQL",
     schema: closed(
       {
-        dir: optional(
-          Type.String({ expected: '{ dir?: string, store?: "jsonl" | "postgres", url?: string }' }),
-        ),
+        dir: optional(Type.String({ expected: "a folder (string)" })),
         store: optional(
           Type.Union([Type.Literal("jsonl"), Type.Literal("postgres")], {
             expected: '"jsonl" or "postgres"',

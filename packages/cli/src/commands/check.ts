@@ -13,7 +13,7 @@
  * failed, 78 config / plugin / model.
  */
 import { readFileSync } from "node:fs";
-import { type DecisionStep, isHarnessError, type ToolCallFacts } from "@rein/harness";
+import { type DecisionStep, isHarnessError } from "@rein/harness";
 import { closestNames, evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
 import { argumentsFor, type CheckInput, parseCall, primaryParameter } from "../check/check-call.js";
