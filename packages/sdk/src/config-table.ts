@@ -26,8 +26,6 @@ export type MergeRule = "replace" | "deep" | "plugins";
 
 /** One key of the table. `T` is the key's type in `ReinConfig` (never present at run time). */
 export interface ConfigKeySpec<T = unknown> {
-  /** One line: what the key does (`rein config`, the README). */
-  summary: string;
   schema: TSchema;
   merge: MergeRule;
   /** Sub-keys (`active` of `tools`) replaced whole under `deep`, never merged. */
@@ -128,7 +126,6 @@ const hidePassword = (url: unknown) =>
 export const CONFIG_TABLE = {
   /** `provider/id` from pi-ai or a custom model; or a scripted model for offline runs. */
   model: spec<string | { script: ScriptStep[] }>({
-    summary: "the model: provider/id, a custom model id, or a scripted model",
     schema: Type.Union([Type.String(), Type.Object({ script: Type.Array(Type.Unknown()) })], {
       expected: '"provider/id", a custom model id, or { script: [...] }',
     }),
@@ -136,13 +133,11 @@ export const CONFIG_TABLE = {
   }),
   /** Custom models: OpenAI-compatible (or other pi-ai API) endpoints, referred to by `model`. */
   models: spec<CustomModelConfig[]>({
-    summary: "custom models (an endpoint such as Ollama or vLLM)",
     schema: Type.Array(customModel, { expected: "an array of custom models" }),
     merge: "deep",
   }),
   /** Loaded in this order; the order is also tap order within a stage. */
   plugins: spec<PluginEntry[]>({
-    summary: "plugins and tool packs, in load (and tap) order",
     schema: Type.Array(
       Type.Union(
         [
@@ -163,7 +158,6 @@ export const CONFIG_TABLE = {
     /** The tools the model sees; default every registered tool. */
     active?: string[];
   }>({
-    summary: "tools.active: the tools the model sees",
     schema: closed(
       { active: optional(Type.Array(Type.String(), { expected: "an array of tool names" })) },
       "{ active?: string[] }",
@@ -180,7 +174,6 @@ export const CONFIG_TABLE = {
     /** The PostgreSQL connection string (`postgres://...`) of `store: "postgres"`. */
     url?: string;
   }>({
-    summary: "where sessions are kept: JSONL files or PostgreSQL",
     schema: closed(
       {
         dir: optional(Type.String({ expected: "a folder (string)" })),
@@ -211,7 +204,6 @@ export const CONFIG_TABLE = {
     },
   }),
   systemPrompt: spec<string>({
-    summary: "the system prompt's base (project instructions join it)",
     schema: Type.String({ expected: "a string" }),
     merge: "replace",
   }),
@@ -221,7 +213,6 @@ export const CONFIG_TABLE = {
    * system prompt. `enabled: false` loads none. Default true.
    */
   instructions: spec<{ enabled?: boolean }>({
-    summary: "project instructions (AGENTS.md) in the system prompt",
     schema: closed(
       { enabled: optional(bool()) },
       "{ enabled?: boolean }",
@@ -230,7 +221,6 @@ export const CONFIG_TABLE = {
     merge: "deep",
   }),
   thinkingLevel: spec<ThinkingLevel>({
-    summary: "how much the model thinks",
     schema: Type.Union(
       THINKING_LEVELS.map((level) => Type.Literal(level)),
       { expected: `one of ${THINKING_LEVELS.join(", ")}` },
@@ -239,7 +229,6 @@ export const CONFIG_TABLE = {
   }),
   /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
   compaction: spec<{ enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number }>({
-    summary: "automatic compaction of long sessions",
     schema: closed(
       {
         enabled: optional(bool()),
@@ -255,7 +244,6 @@ export const CONFIG_TABLE = {
    * `allowedOrigins` (`scheme://host[:port]`) are browser origins `--http` accepts besides loopback ones.
    */
   mcpServe: spec<{ hideDenied?: boolean; allowedOrigins?: string[] }>({
-    summary: "what rein mcp serve offers and to which browser origins",
     // Checked by `rein mcp serve` when it starts (origins need URL parsing), so a
     // project that never serves is not stopped by it.
     schema: Type.Unknown(),
@@ -267,7 +255,6 @@ export const CONFIG_TABLE = {
    * included), `baseDelayMs` (2 000, doubled per retry), `maxDelayMs` (60 000).
    */
   retry: spec<{ enabled?: boolean; maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number }>({
-    summary: "retry of transient model errors",
     schema: closed(
       {
         enabled: optional(bool()),
@@ -284,7 +271,6 @@ export const CONFIG_TABLE = {
    * persisted decision (`rein sessions show` and the export display it). Default off.
    */
   decisions: spec<{ trail?: boolean }>({
-    summary: "decisions.trail: every tap's answer on each recorded decision",
     schema: closed({ trail: optional(bool()) }, "{ trail?: boolean }", "the only decision option, trail"),
     merge: "deep",
   }),
@@ -294,11 +280,10 @@ export const CONFIG_TABLE = {
    * `rein approvals approve|deny <id>` and continue with `rein run --session <id> --resume`.
    */
   approvals: spec<{ park?: boolean }>({
-    summary: "approvals.park: an unanswerable ask parks the run instead of denying",
     schema: closed({ park: optional(bool()) }, "{ park?: boolean }", "absent (the only option is park)"),
     merge: "deep",
   }),
-} satisfies Record<string, Pick<ConfigKeySpec, "summary" | "schema" | "merge">>;
+} satisfies Record<string, Pick<ConfigKeySpec, "schema" | "merge">>;
 
 /** The config's top-level keys, in the table's order. */
 export type ConfigKeyName = keyof typeof CONFIG_TABLE;
