@@ -24,9 +24,9 @@ describe("skills option", () => {
     [true, "skills: expected { enabled?, claude?, paths?, budgetTokens? }"],
     [{ claude: "yes" }, "skills.claude: expected a boolean"],
     [{ paths: "./skills" }, "skills.paths: expected an array of folder paths"],
-    [{ paths: [""] }, "skills.paths: expected an array of folder paths"],
+    [{ paths: [""] }, "skills.paths[0]: expected a folder path"],
     [{ budgetTokens: -1 }, "skills.budgetTokens: expected a non-negative integer"],
-    [{ dirs: [] }, "skills.dirs: expected absent"],
+    [{ dirs: [] }, "skills.dirs: expected one of enabled, claude, paths, budgetTokens"],
   ])("refuses %j", (skills, message) => {
     expect(() => validateConfig({ model: "x/y", skills }, source(JSON.stringify(skills)))).toThrow(
       expect.objectContaining({ code: "config", message: expect.stringContaining(message) }),

@@ -23,6 +23,7 @@ import { whereWritten } from "../config/value-origin.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
 import { attachSkills, withSkillCatalog } from "../skills/attach-skills.js";
 import { findSkills } from "../skills/skill-sources.js";
+import { harnessOptions } from "./config-wiring.js";
 import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { refreshTemplates } from "./prompt-templates.js";
 import { perRequestSignal } from "./request-signal.js";
@@ -100,6 +101,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   if (model.scripted && !fresh && options.script === undefined)
     model.scripted.skip(scriptRepliesGiven(session, model.scripted));
   const { config } = loaded;
+  /** The agent once built: a reload replaces its `loaded` config. */
+  let built: Agent | undefined;
   const instructions = projectInstructions({
     root: loaded.dir,
     cwd: options.cwd,
@@ -115,12 +118,13 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     requestOptions: model.requestOptions,
     models: model.models,
     streamFn: options.streamFn ?? perRequestSignal(model.models),
-    ...(config.retry !== undefined ? { retry: config.retry } : {}),
-    systemPrompt: withSkillCatalog(instructions.systemPrompt, config.skills?.budgetTokens),
-    ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
-    ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
-    ...(config.decisions !== undefined ? { decisions: config.decisions } : {}),
-    ...(config.approvals?.park === true ? { onUnanswered: "park" as const } : {}),
+    // The skills catalog follows the instructions; its budget is the config's of the moment (reloads).
+    systemPrompt: withSkillCatalog(
+      instructions.systemPrompt,
+      () => (built?.loaded ?? loaded).config.skills?.budgetTokens,
+    ),
+    // retry, thinkingLevel, compaction, decisions, approvals: as the config wiring says.
+    ...harnessOptions(config),
   });
   // Rein's own config (every layer, the local one even before it exists: grants go
   // there) and plugin code are out of the file tools' reach (security invariant 4).
@@ -191,6 +195,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       }
     },
   };
+  built = agent;
   return agent;
 }
 

@@ -10,7 +10,7 @@ import { discoverSkills, SKILL_FILE, type SkillDiscovery } from "@rein/sdk";
 import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
 import { ExitCode, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { findSkills } from "../skills/skill-sources.js";
 import { terminal } from "../ui/terminal.js";
 

@@ -25,8 +25,12 @@ export function attachSkills(harness: AgentHarness, skills: readonly SkillResour
 }
 
 /** The system prompt, then the skills catalog when the turn's tools include the `skill` tool. */
-export function withSkillCatalog(source: SystemPromptSource, budgetTokens?: number): SystemPromptSource {
+export function withSkillCatalog(
+  source: SystemPromptSource,
+  budget: () => number | undefined = () => undefined,
+): SystemPromptSource {
   return async (input) => {
+    const budgetTokens = budget();
     const base = typeof source === "string" ? source : await source(input);
     const offered = input.tools.some((tool) => tool.name === SKILL_TOOL_NAME && tool.owner === "rein");
     const catalog = offered
