@@ -9,6 +9,7 @@
 
 export type { ImageContent, TextContent } from "@earendil-works/pi-ai";
 export { type Static, type TSchema, Type } from "typebox";
+export type { ChildAgentOptions } from "./children/start-child.js";
 export type { CompactionSettings } from "./compaction/compaction-settings.js";
 export {
   describeError,
@@ -18,6 +19,7 @@ export {
   isHarnessError,
 } from "./errors.js";
 export type {
+  ChildEventAgent,
   CompactionReason,
   ConfigKey,
   EventListener,
@@ -68,6 +70,7 @@ export {
   Stage,
 } from "./hooks/hook-table.js";
 export type {
+  AgentInfo,
   AttributedVerdict,
   BeforeRunPayload,
   BranchRequest,
@@ -152,6 +155,7 @@ export {
   type SessionEntryType,
   type SessionHeader,
   type SessionInfoEntry,
+  type SessionParent,
   type SessionStorage,
   SessionStore,
   type SessionSummary,

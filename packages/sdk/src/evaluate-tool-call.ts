@@ -157,6 +157,8 @@ export async function evaluateToolCall(
       contextFor: (info) => harness.toolHookContext(signal, info),
       emit: async () => undefined, // an evaluation is not a fact: no events
       place: { cwd: harness.cwd, sessionId: harness.sessionId },
+      // A child agent's decisions name it, as in its runs.
+      ...(harness.agent === undefined ? {} : { agentPath: harness.agent.path }),
     },
     call,
     tool,

@@ -1,0 +1,31 @@
+/**
+ * Child agents from plugin code: `startChild(rein, options)` starts a harness over a
+ * child session of the plugin's harness (its tree, linked to a tool call), whose
+ * decision stack is the parent's plus narrowing (see @rein/harness README, "Child
+ * agents"); `recoverChildren(rein)` repairs the child sessions a crash left open.
+ *
+ * Invariant: a `rein` object reaches only its own harness's children: the harness
+ * is the one the plugin host bound it to, never one named by the caller.
+ */
+import type { AgentHarness, ChildAgentOptions, RecoveryReport, Session } from "@rein/harness";
+import { invalidPlugin } from "./errors.js";
+import { harnessOfRein } from "./harness-services.js";
+
+/** What `startChild` takes: the harness's child options; the session is made beside the parent's unless given. */
+export type StartChildOptions = Omit<ChildAgentOptions, "session"> & { session?: Session };
+
+function parentOf(rein: object, what: string): AgentHarness {
+  const harness = harnessOfRein(rein);
+  if (!harness) throw invalidPlugin(`${what}: expected the rein object a plugin's setup received`);
+  return harness;
+}
+
+/** Starts a child agent of the plugin's harness (idle: call `prompt()`; close it and its session after). */
+export function startChild(rein: object, options: StartChildOptions): AgentHarness {
+  return parentOf(rein, "startChild").startChild(options);
+}
+
+/** Recovers the child sessions of the plugin's harness that a crash left open; see `AgentHarness.recoverChildren`. */
+export function recoverChildren(rein: object): { sessionId: string; report: RecoveryReport }[] {
+  return parentOf(rein, "recoverChildren").recoverChildren();
+}
