@@ -25,6 +25,7 @@ describe("entry points", () => {
       "Type",
       "approvalsOf",
       "callHash",
+      "childSessionFiles",
       "createSessionHeader",
       "decideToolCall",
       "describeError",
