@@ -9,7 +9,7 @@
  */
 import type { AgentHarness, ChildAgentOptions, RecoveryReport, Session } from "@rein/harness";
 import { invalidPlugin } from "./errors.js";
-import { harnessOfRein } from "./harness-services.js";
+import { harnessOfRein, sharedService } from "./harness-services.js";
 
 /** What `startChild` takes: the harness's child options; the session is made beside the parent's unless given. */
 export type StartChildOptions = Omit<ChildAgentOptions, "session"> & { session?: Session };
@@ -28,4 +28,22 @@ export function startChild(rein: object, options: StartChildOptions): AgentHarne
 /** Recovers the child sessions of the plugin's harness that a crash left open; see `AgentHarness.recoverChildren`. */
 export function recoverChildren(rein: object): { sessionId: string; report: RecoveryReport }[] {
   return parentOf(rein, "recoverChildren").recoverChildren();
+}
+
+/**
+ * A named way to start a child (a `task` agent config): `startChild` plus that
+ * config's narrowing. Tool packs register theirs (`childConfigs(rein).set(...)`) so
+ * `rein check --as-child <name>` and `rein replay` decide a call as such a child would.
+ */
+export interface ChildConfig {
+  /** The plugin that registered it. */
+  readonly plugin: string;
+  start(options: StartChildOptions): AgentHarness;
+}
+
+const CHILD_CONFIGS = Symbol("rein.child-configs");
+
+/** The harness's child configs by name (one table per harness). `owner`: a `rein` object or a harness. */
+export function childConfigs(owner: object): Map<string, ChildConfig> {
+  return sharedService(owner, CHILD_CONFIGS, () => new Map<string, ChildConfig>());
 }

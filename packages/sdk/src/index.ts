@@ -84,7 +84,13 @@ export {
 export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
-export { recoverChildren, type StartChildOptions, startChild } from "./child-agents.js";
+export {
+  type ChildConfig,
+  childConfigs,
+  recoverChildren,
+  type StartChildOptions,
+  startChild,
+} from "./child-agents.js";
 export { closestName } from "./closest-name.js";
 export {
   type CustomModelConfig,

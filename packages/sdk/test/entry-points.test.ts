@@ -25,6 +25,7 @@ describe("entry points", () => {
       "Type",
       "argsHash",
       "canonicalJson",
+      "childConfigs",
       "cleanupFailures",
       "closestName",
       "createScriptedModel",

@@ -51,6 +51,11 @@ export interface ChildAgentOptions {
   toolCallId: string;
   /** Names the child in its agent path: `task#1` gives `task#1 of run <parent run>`. */
   name: string;
+  /**
+   * The whole agent path instead (re-deciding a recorded child: `rein replay`, `rein
+   * check`): what the record's decisions carry, so `by` reads the same.
+   */
+  path?: string;
   /** Default: the parent's model. */
   // biome-ignore lint/suspicious/noExplicitAny: any provider API.
   model?: Model<any>;

@@ -435,7 +435,9 @@ export class AgentHarness extends HarnessConfig {
    */
   startChild(options: Omit<ChildAgentOptions, "session"> & { session?: Session }): AgentHarness {
     const port = this.parentPort();
-    const path = agentPath(port, options.name);
+    const path = options.path ?? agentPath(port, options.name);
+    if (typeof path !== "string" || path === "")
+      throw invalidArgument("startChild: path must be a non-empty string");
     if (typeof options.toolCallId !== "string" || options.toolCallId === "")
       throw invalidArgument("startChild: toolCallId must name the parent's tool call");
     const session =

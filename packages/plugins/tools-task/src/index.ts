@@ -6,11 +6,11 @@
  * On load it also recovers the child sessions of this session that a crash left
  * open (their interrupted calls get results; nothing runs again).
  */
-import { definePlugin, recoverChildren } from "@rein/sdk";
+import { childConfigs, definePlugin, recoverChildren, type StartChildOptions } from "@rein/sdk";
 import { type CompiledNarrowing, compileNarrowing } from "./narrowing.js";
 import { checkNarrowing, TaskOptions } from "./options.js";
 import { Slots } from "./slots.js";
-import { taskTool } from "./task-tool.js";
+import { DEFAULT_AGENT, startTaskChild, taskTool } from "./task-tool.js";
 
 export { looseningRefused, TaskErrorCode } from "./errors.js";
 export { ChildAgentSpec, TaskOptions } from "./options.js";
@@ -43,14 +43,18 @@ export default definePlugin({
     rein.on("agent_start", () => {
       number = 0;
     });
+    const start = (agent: string, child: StartChildOptions) =>
+      startTaskChild(rein, options, options.agents[agent], narrowing.get(agent), child);
+    // Each agent config, for `rein check --as-child` and `rein replay` (`default`: no config).
+    const configs = childConfigs(rein);
+    for (const agent of new Set([DEFAULT_AGENT, ...Object.keys(options.agents)])) {
+      configs.set(agent, { plugin: rein.plugin.name, start: (child) => start(agent, child) });
+      rein.onDispose(() => {
+        if (configs.get(agent)?.plugin === rein.plugin.name) configs.delete(agent);
+      });
+    }
     rein.registerTool(
-      taskTool({
-        rein,
-        options,
-        narrowing,
-        slots: new Slots(options.maxConcurrent),
-        nextNumber: () => ++number,
-      }),
+      taskTool({ rein, options, start, slots: new Slots(options.maxConcurrent), nextNumber: () => ++number }),
     );
   },
 });

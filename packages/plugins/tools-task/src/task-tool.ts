@@ -13,10 +13,10 @@
  * - a child that cannot start as configured (a wider tool list, an unknown agent)
  *   is refused with an error result naming what and where, never started looser.
  */
-import type { AgentHarness, AnyAgentTool, Rein, ToolResult } from "@rein/sdk";
+import type { AgentHarness, AnyAgentTool, Rein, StartChildOptions, ToolResult } from "@rein/sdk";
 import { startChild, Type } from "@rein/sdk";
 import { applyNarrowing, type CompiledNarrowing } from "./narrowing.js";
-import type { TaskOptions } from "./options.js";
+import type { ChildAgentSpec, TaskOptions } from "./options.js";
 import type { Slots } from "./slots.js";
 import { childDecisions, childUsage, finalText, summaryText, type TaskDetails } from "./summary.js";
 
@@ -26,7 +26,8 @@ export const DEFAULT_AGENT = "default";
 export interface TaskToolSetup {
   rein: Rein;
   options: TaskOptions;
-  narrowing: ReadonlyMap<string, CompiledNarrowing>;
+  /** Starts a child as the named agent config would (`childConfigs`). */
+  start(agent: string, options: StartChildOptions): AgentHarness;
   slots: Slots;
   /** The next task number of the current run (`task#<n>`). */
   nextNumber(): number;
@@ -98,14 +99,7 @@ export function taskTool(setup: TaskToolSetup): AnyAgentTool {
       let child: AgentHarness | undefined;
       try {
         try {
-          child = startChild(rein, {
-            toolCallId: context.toolCallId,
-            name,
-            excludeTools: [TASK_TOOL],
-            inheritGrants: options.inheritGrants,
-            ...(spec?.systemPrompt === undefined ? {} : { systemPrompt: spec.systemPrompt }),
-            ...(spec?.tools === undefined ? {} : { activeTools: spec.tools }),
-          });
+          child = setup.start(agent, { toolCallId: context.toolCallId, name });
         } catch (error) {
           details.reason = (error as Error).message.replace(/^startChild: /, "");
           return refused(rein.plugin.name, details, `agents.${agent}.tools: ${details.reason}`);
@@ -113,8 +107,6 @@ export function taskTool(setup: TaskToolSetup): AnyAgentTool {
         const agentInfo = child.agent;
         details.path = agentInfo?.path ?? name;
         details.sessionId = child.sessionId;
-        const narrowing = setup.narrowing.get(agent);
-        if (narrowing) applyNarrowing(rein.plugin.name, child, narrowing);
         const running = child;
         const onAbort = () => running.abort(`the parent was aborted`);
         context.signal.addEventListener("abort", onAbort, { once: true });
@@ -143,4 +135,26 @@ export function taskTool(setup: TaskToolSetup): AnyAgentTool {
       }
     },
   };
+}
+
+/**
+ * Starts a child as agent config `spec` says: the parent's stack (startChild), its
+ * tools, system prompt, and narrowing; the task tool itself never among its tools.
+ */
+export function startTaskChild(
+  rein: Rein,
+  options: TaskOptions,
+  spec: ChildAgentSpec | undefined,
+  narrowing: CompiledNarrowing | undefined,
+  child: StartChildOptions,
+): AgentHarness {
+  const harness = startChild(rein, {
+    excludeTools: [TASK_TOOL],
+    inheritGrants: options.inheritGrants,
+    ...(spec?.systemPrompt === undefined ? {} : { systemPrompt: spec.systemPrompt }),
+    ...(spec?.tools === undefined ? {} : { activeTools: spec.tools }),
+    ...child,
+  });
+  if (narrowing) applyNarrowing(rein.plugin.name, harness, narrowing);
+  return harness;
 }

@@ -141,7 +141,11 @@ describe("parallel children", () => {
       ["p2", "aborted"],
     ]);
     // No child asked the model again after its call was cut short.
-    const childRequests = t.requests.filter((r) => r.context.messages.some((m) => m.role === "toolResult" && m.toolCallId !== "p1" && m.toolCallId !== "p2"));
+    const childRequests = t.requests.filter((r) =>
+      r.context.messages.some(
+        (m) => m.role === "toolResult" && m.toolCallId !== "p1" && m.toolCallId !== "p2",
+      ),
+    );
     expect(childRequests).toEqual([]);
     const results = t.messages().filter((m) => m.role === "toolResult");
     expect(results.map((m) => (m.role === "toolResult" ? [m.toolCallId, m.isError] : []))).toEqual([
