@@ -46,7 +46,7 @@ export default defineConfig({
   plugins: [
     "./tools.ts",
     [policy, { rules: [{ id: "no-push", rule: "push", decision: "deny", reason: "nobody pushes" }] }],
-    [task, { maxConcurrent: 2, agents: { checker: { description: "checks one thing", tools: ["echo", "push"] } } }],
+    [task, { maxConcurrent: 2, agents: { checker: { description: "checks one thing", tools: ["echo", "push"], rules: [{ rule: "echo(secret*)", decision: "deny", reason: "children keep no secrets" }] } } }],
   ],
 });
 `;
@@ -106,5 +106,27 @@ describe("subagents through the built rein", { timeout: 120_000 }, () => {
       [`task#2 of run ${runId}`, "echo", "allow", "allow", false],
     ]);
     expect(lines[3]).toMatchObject({ by: `policy:no-push in task#1 of run ${runId}` });
+  });
+
+  it("rein check --as-child decides a call as a child of an agent config would: the parent's stack plus its narrowing", async () => {
+    const dir = project({ "rein.config.ts": config, "tools.ts": TOOLS_PLUGIN });
+    const asParent = await rein(["check", "--json", "echo(secret plan)"], dir);
+    expect(asParent.code, asParent.stderr).toBe(0);
+    const child = await rein(["check", "--json", "--as-child", "checker", "echo(secret plan)"], dir);
+    expect(child.code, child.stderr).toBe(1);
+    expect(JSON.parse(child.stdout)).toMatchObject({
+      decision: "deny",
+      by: "@rein/tools-task:checker.rules[0] in task(checker) of rein check",
+      reason: expect.stringContaining("children keep no secrets"),
+    });
+    const push = await rein(["check", "--json", "--as-child", "checker", "push(origin)"], dir);
+    expect(JSON.parse(push.stdout)).toMatchObject({ decision: "deny", by: "policy:no-push in task(checker) of rein check" });
+    // The checker's tools are echo and push: anything else is not the child's.
+    const wait = await rein(["check", "--json", "--as-child", "checker", "wait"], dir);
+    expect(JSON.parse(wait.stdout)).toMatchObject({ decision: "deny", by: "harness", tool: { active: false } });
+    const unknown = await rein(["check", "--as-child", "nobody", "echo(x)"], dir);
+    expect(unknown.code).toBe(64);
+    expect(unknown.stderr).toContain('no agent config "nobody"');
+    expect(unknown.stderr).toContain("agent configs: default, checker");
   });
 });
