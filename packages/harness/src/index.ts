@@ -9,6 +9,7 @@
 
 export type { ImageContent, TextContent } from "@earendil-works/pi-ai";
 export { type Static, type TSchema, Type } from "typebox";
+export { agentOf, recoverChildren, type StartChildOptions, startChild } from "./children/child-agents.js";
 export { childSessionFiles } from "./children/child-sessions.js";
 export type { ChildAgentOptions } from "./children/start-child.js";
 export type { CompactionSettings } from "./compaction/compaction-settings.js";

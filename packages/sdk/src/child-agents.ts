@@ -7,12 +7,17 @@
  * Invariant: a `rein` object reaches only its own harness's children: the harness
  * is the one the plugin host bound it to, never one named by the caller.
  */
-import type { AgentHarness, ChildAgentOptions, RecoveryReport, Session } from "@rein/harness";
+import {
+  type AgentHarness,
+  type RecoveryReport,
+  recoverChildren as recoverChildrenOf,
+  type StartChildOptions,
+  startChild as startChildOf,
+} from "@rein/harness";
 import { invalidPlugin } from "./errors.js";
 import { harnessOfRein, sharedService } from "./harness-services.js";
 
-/** What `startChild` takes: the harness's child options; the session is made beside the parent's unless given. */
-export type StartChildOptions = Omit<ChildAgentOptions, "session"> & { session?: Session };
+export type { StartChildOptions };
 
 function parentOf(rein: object, what: string): AgentHarness {
   const harness = harnessOfRein(rein);
@@ -22,12 +27,12 @@ function parentOf(rein: object, what: string): AgentHarness {
 
 /** Starts a child agent of the plugin's harness (idle: call `prompt()`; close it and its session after). */
 export function startChild(rein: object, options: StartChildOptions): AgentHarness {
-  return parentOf(rein, "startChild").startChild(options);
+  return startChildOf(parentOf(rein, "startChild"), options);
 }
 
 /** Recovers the child sessions of the plugin's harness that a crash left open; see `AgentHarness.recoverChildren`. */
 export function recoverChildren(rein: object): { sessionId: string; report: RecoveryReport }[] {
-  return parentOf(rein, "recoverChildren").recoverChildren();
+  return recoverChildrenOf(parentOf(rein, "recoverChildren"));
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   type AgentHarness,
   type AnyAgentTool,
   type AttributedVerdict,
+  agentOf,
   type DecisionStep,
   decideToolCall,
   type ToolCallFacts,
@@ -111,6 +112,11 @@ function placeholderTool(name: string, risk: ToolRisk | undefined): AnyAgentTool
   return tool;
 }
 
+const agentPathOf = (harness: AgentHarness) => {
+  const agent = agentOf(harness);
+  return agent === undefined ? {} : { agentPath: agent.path };
+};
+
 export async function evaluateToolCall(
   target: HarnessLike,
   probe: ToolCallProbe,
@@ -158,7 +164,7 @@ export async function evaluateToolCall(
       emit: async () => undefined, // an evaluation is not a fact: no events
       place: { cwd: harness.cwd, sessionId: harness.sessionId },
       // A child agent's decisions name it, as in its runs.
-      ...(harness.agent === undefined ? {} : { agentPath: harness.agent.path }),
+      ...agentPathOf(harness),
     },
     call,
     tool,

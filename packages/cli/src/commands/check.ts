@@ -13,7 +13,13 @@
  * failed, 78 config / plugin / model.
  */
 import { readFileSync } from "node:fs";
-import { type AgentHarness, type DecisionStep, isHarnessError, type ToolCallFacts } from "@rein/harness";
+import {
+  type AgentHarness,
+  agentOf,
+  type DecisionStep,
+  isHarnessError,
+  type ToolCallFacts,
+} from "@rein/harness";
 import { childConfigs, evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
 import { closestNames } from "../config/closest-names.js";
@@ -168,8 +174,9 @@ async function decide(
   };
   if (!about.active) {
     // A run never offers an inactive tool, and refuses a call to it before any tap: so does check.
-    const reason = harness.agent
-      ? `"${tool.name}" is not among the tools of ${harness.agent.path} (a child's tools.active only narrows): a run refuses it before any tap`
+    const child = agentOf(harness);
+    const reason = child
+      ? `"${tool.name}" is not among the tools of ${child.path} (a child's tools.active only narrows): a run refuses it before any tap`
       : `"${tool.name}" is not active (tools.active): a run refuses it before any tap`;
     return {
       tool: about,

@@ -6,7 +6,7 @@
  * record's. Each child call is decided alone (like `--isolated`): a child's run is
  * not replayed through a loop.
  */
-import type { AgentHarness, Session } from "@rein/harness";
+import { type AgentHarness, type Session, startChild } from "@rein/harness";
 import { childConfigs, evaluateToolCall } from "@rein/sdk";
 import type { Agent } from "../agent/build-agent.js";
 import { ChildSessions } from "../export/child-sessions.js";
@@ -54,7 +54,7 @@ export async function childReplayLines(parent: Session, agent: Agent): Promise<C
         const config = configName(parent, toolCallId);
         const start = { toolCallId, name, path: child.link.agentPath };
         const registered = config === undefined ? undefined : childConfigs(agent.harness).get(config);
-        const harness: AgentHarness = registered ? registered.start(start) : agent.harness.startChild(start);
+        const harness: AgentHarness = registered ? registered.start(start) : startChild(agent.harness, start);
         try {
           for (const call of readRecorded(child.session).calls) {
             const evaluation = await evaluateToolCall(

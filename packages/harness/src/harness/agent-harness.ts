@@ -1,13 +1,4 @@
-import { childSessionFiles, createChildSession } from "../children/child-sessions.js";
-import {
-  agentPath,
-  type ChildAgentOptions,
-  childHarnessOptions,
-  forwardEvents,
-  inheritTaps,
-  narrowOnly,
-  type ParentPort,
-} from "../children/start-child.js";
+import { registerParent } from "../children/parent-port.js";
 import {
   type CompactionSettings,
   DEFAULT_COMPACTION_SETTINGS,
@@ -27,7 +18,6 @@ import type {
 import { createHooks, DEFAULT_FAILURE_POLICY, type FailurePolicy } from "../hooks/create-hooks.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
 import type {
-  AgentInfo,
   ConfigView,
   HookContext,
   SessionFacade,
@@ -41,8 +31,7 @@ import { DEFAULT_RETRY_SETTINGS, type RetrySettings, resolveRetrySettings } from
 import { streamThrough } from "../models/builtin-models.js";
 import { refuseWhileParked } from "../session/approvals.js";
 import type { AgentMessage, EntryInput, JournalRunStatus } from "../session/entries.js";
-import { JsonlStorage } from "../session/jsonl-storage.js";
-import { Session } from "../session/session.js";
+import type { Session } from "../session/session.js";
 import type { SessionStore } from "../session/session-store.js";
 import { type CompactionOutcome, type OperationHost, runCompaction } from "./compaction-run.js";
 import { HarnessConfig } from "./harness-config.js";
@@ -136,6 +125,7 @@ export class AgentHarness extends HarnessConfig {
       stopRun: (reason) => this.stopRun(reason),
     });
     this.calls = new HookCalls(this.hooks, this.views);
+    registerParent(this, this.config, this.failurePolicy, this.streamFn, emit); // for startChild
     this.operationHost = {
       session: this.session,
       hooks: this.hooks,
@@ -416,91 +406,6 @@ export class AgentHarness extends HarnessConfig {
   async close(timeoutMs = 5_000): Promise<readonly InFlightCall[]> {
     await this.gate.waitForIdle();
     return this.driver.drain(timeoutMs);
-  }
-
-  // ---- child agents (children/start-child.ts) ----
-
-  /** Set in a child agent: who it is (`context.agent` in its taps). */
-  get agent(): AgentInfo | undefined {
-    return this.config.agent;
-  }
-
-  /**
-   * Starts a child agent: a harness over a child session of this session's tree
-   * (made beside this one unless `session` is given), linked to `toolCallId`, whose
-   * decision stack is this harness's taps plus whatever the caller adds to
-   * `child.hooks` (reins only tighten). The child is idle: call `prompt()`; close
-   * it and its session when done. Its events reach this harness's listeners as
-   * `child_event`. Rejects a wider `activeTools` with `invalid_argument`.
-   */
-  startChild(options: Omit<ChildAgentOptions, "session"> & { session?: Session }): AgentHarness {
-    const port = this.parentPort();
-    const path = options.path ?? agentPath(port, options.name);
-    if (typeof path !== "string" || path === "")
-      throw invalidArgument("startChild: path must be a non-empty string");
-    if (typeof options.toolCallId !== "string" || options.toolCallId === "")
-      throw invalidArgument("startChild: toolCallId must name the parent's tool call");
-    const session =
-      options.session ??
-      createChildSession(this.session, {
-        sessionId: this.session.id,
-        toolCallId: options.toolCallId,
-        agentPath: path,
-      });
-    let child: AgentHarness;
-    try {
-      child = new AgentHarness(childHarnessOptions(port, { ...options, session }, path));
-    } catch (error) {
-      if (options.session === undefined) session.close();
-      throw error;
-    }
-    // Narrowing first: Tapable's register interceptor also rewrites taps already there.
-    narrowOnly(child.hooks);
-    inheritTaps(this.hooks, child.hooks);
-    forwardEvents(child, port, { path, sessionId: session.id, toolCallId: options.toolCallId });
-    return child;
-  }
-
-  /**
-   * Recovers the child sessions a crash left open (JSONL sessions only): each is
-   * opened, repaired as a harness opening it would (interrupted tool calls get a
-   * result; none is run again), its own children recovered, and closed. Returns
-   * the reports of those that needed repair, by child session id.
-   */
-  recoverChildren(): { sessionId: string; report: RecoveryReport }[] {
-    const reports: { sessionId: string; report: RecoveryReport }[] = [];
-    for (const file of childSessionFiles(this.session.storage.path, this.session.id)) {
-      const session = Session.open(JsonlStorage.open(file));
-      try {
-        const child = new AgentHarness({ session, model: this.config.model, tools: this.config.tools });
-        if (child.recovery !== undefined) reports.push({ sessionId: session.id, report: child.recovery });
-        reports.push(...child.recoverChildren());
-      } finally {
-        session.close();
-      }
-    }
-    return reports;
-  }
-
-  private parentPort(): ParentPort {
-    return {
-      session: this.session,
-      hooks: this.hooks,
-      model: this.config.model,
-      thinkingLevel: this.config.thinkingLevel,
-      tools: this.config.tools,
-      activeToolNames: this.activeToolNames,
-      systemPrompt: this.config.systemPrompt,
-      resources: this.config.resources,
-      defaultToolVerdict: this.config.defaultToolVerdict,
-      failurePolicy: this.failurePolicy,
-      streamFn: this.streamFn,
-      cwd: this.config.cwd,
-      decisionTrail: this.config.decisionTrail,
-      runId: this.active?.runId,
-      agent: this.config.agent,
-      emit: (event) => this.events.emit(event),
-    };
   }
 
   // ---- internals ----

@@ -104,7 +104,7 @@ export function taskTool(setup: TaskToolSetup): AnyAgentTool {
           details.reason = (error as Error).message.replace(/^startChild: /, "");
           return refused(rein.plugin.name, details, `agents.${agent}.tools: ${details.reason}`);
         }
-        const agentInfo = child.agent;
+        const agentInfo = child.hookContext().agent;
         details.path = agentInfo?.path ?? name;
         details.sessionId = child.sessionId;
         const running = child;
