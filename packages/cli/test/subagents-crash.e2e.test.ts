@@ -94,26 +94,39 @@ describe("SIGKILL while a child agent runs", { timeout: 120_000 }, () => {
     try {
       expect(results(parentSession.entries())[0]).toEqual([
         "p1",
-        { type: "text", text: expect.stringContaining("interrupted: the tool may or may not have completed") },
+        {
+          type: "text",
+          text: expect.stringContaining("interrupted: the tool may or may not have completed"),
+        },
       ]);
-      expect(parentSession.journal().filter((r) => r.event === "run_end").map((r) => (r as { status?: string }).status)).toEqual([
-        "interrupted",
-        "completed",
-      ]);
+      expect(
+        parentSession
+          .journal()
+          .filter((r) => r.event === "run_end")
+          .map((r) => (r as { status?: string }).status),
+      ).toEqual(["interrupted", "completed"]);
     } finally {
       parentSession.close();
     }
     const childSession = new SessionStore(childDir).open(child?.id as string);
     try {
       expect(childSession.header.parent).toMatchObject({ sessionId: parentId, toolCallId: "p1" });
-      const roles = childSession
-        .entries()
-        .flatMap((e) => (e.type === "message" ? [e.message.role] : []));
+      const roles = childSession.entries().flatMap((e) => (e.type === "message" ? [e.message.role] : []));
       expect(roles.slice(0, 3)).toEqual(["user", "assistant", "toolResult"]);
       expect(results(childSession.entries())).toEqual([
-        ["c1", { type: "text", text: expect.stringContaining("interrupted: the tool may or may not have completed") }],
+        [
+          "c1",
+          {
+            type: "text",
+            text: expect.stringContaining("interrupted: the tool may or may not have completed"),
+          },
+        ],
       ]);
-      expect(childSession.journal().some((r) => r.event === "run_end" && (r as { status?: string }).status === "interrupted")).toBe(true);
+      expect(
+        childSession
+          .journal()
+          .some((r) => r.event === "run_end" && (r as { status?: string }).status === "interrupted"),
+      ).toBe(true);
     } finally {
       childSession.close();
     }

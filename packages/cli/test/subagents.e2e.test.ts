@@ -73,7 +73,9 @@ describe("subagents through the built rein", { timeout: 120_000 }, () => {
     expect(tree.stdout).toContain(`⤷ task#1 of run ${runId}`);
     expect(tree.stdout).toContain(`⤷ task#2 of run ${runId}`);
     // Each child's entries are drawn under the parent's result of the call that started it.
-    expect(tree.stdout).toMatch(/result task\n\s+⤷ task#1 of run \S+ session \S+\n(\s+│ .*\n)*\s+│ .*user: check alpha/);
+    expect(tree.stdout).toMatch(
+      /result task\n\s+⤷ task#1 of run \S+ session \S+\n(\s+│ .*\n)*\s+│ .*user: check alpha/,
+    );
     expect(tree.stdout).toMatch(/│ .*user: check beta/);
 
     const show = await rein(["sessions", "show", id], dir);
@@ -90,7 +92,9 @@ describe("subagents through the built rein", { timeout: 120_000 }, () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout).toContain(`> **Child agent \`task#1 of run ${runId}\`**`);
     expect(exported.stdout).toContain(`> **Child agent \`task#2 of run ${runId}\`**`);
-    expect(exported.stdout).toContain(`> **Denied** by \`policy:no-push in task#1 of run ${runId}\`: nobody pushes`);
+    expect(exported.stdout).toContain(
+      `> **Denied** by \`policy:no-push in task#1 of run ${runId}\`: nobody pushes`,
+    );
 
     const replay = await rein(["replay", "--json", id], dir);
     expect(replay.code, replay.stderr).toBe(0);
@@ -120,10 +124,17 @@ describe("subagents through the built rein", { timeout: 120_000 }, () => {
       reason: expect.stringContaining("children keep no secrets"),
     });
     const push = await rein(["check", "--json", "--as-child", "checker", "push(origin)"], dir);
-    expect(JSON.parse(push.stdout)).toMatchObject({ decision: "deny", by: "policy:no-push in task(checker) of rein check" });
+    expect(JSON.parse(push.stdout)).toMatchObject({
+      decision: "deny",
+      by: "policy:no-push in task(checker) of rein check",
+    });
     // The checker's tools are echo and push: anything else is not the child's.
     const wait = await rein(["check", "--json", "--as-child", "checker", "wait"], dir);
-    expect(JSON.parse(wait.stdout)).toMatchObject({ decision: "deny", by: "harness", tool: { active: false } });
+    expect(JSON.parse(wait.stdout)).toMatchObject({
+      decision: "deny",
+      by: "harness",
+      tool: { active: false },
+    });
     const unknown = await rein(["check", "--as-child", "nobody", "echo(x)"], dir);
     expect(unknown.code).toBe(64);
     expect(unknown.stderr).toContain('no agent config "nobody"');

@@ -3,7 +3,7 @@
  * `maxConcurrent` of them, each in its own child session, and their results come
  * back in call order, numbered in call order, however the children finish.
  */
-import { defineTool, type EventOf, Type } from "@rein/sdk";
+import { defineTool, type EventOf, type ToolResult, Type } from "@rein/sdk";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import task, { type TaskDetails } from "../src/index.js";
@@ -28,7 +28,7 @@ function holdTool() {
     risk: "read",
     parameters: Type.Object({ label: Type.String() }),
     execute: (args, context) =>
-      new Promise((resolve) => {
+      new Promise<ToolResult>((resolve) => {
         running++;
         most = Math.max(most, running);
         started.push(args.label);
@@ -94,7 +94,9 @@ describe("parallel children", () => {
 
     const results = t.messages().filter((m) => m.role === "toolResult");
     expect(results.map((m) => (m.role === "toolResult" ? m.toolCallId : ""))).toEqual(["p1", "p2", "p3"]);
-    const details = results.map((m) => (m.role === "toolResult" ? (m.details as TaskDetails) : undefined));
+    const details = results.map((m) =>
+      m.role === "toolResult" ? (m.details as unknown as TaskDetails) : undefined,
+    );
     const runId = (t.eventsOf("agent_start")[0] as EventOf<"agent_start">).runId;
     expect(details.map((d) => d?.path)).toEqual([1, 2, 3].map((n) => `task#${n} of run ${runId}`));
     expect(results.map((m) => (m.role === "toolResult" ? m.content[0] : undefined))).toEqual(
