@@ -57,6 +57,8 @@ describe("subagents through the built rein", { timeout: 120_000 }, () => {
     const ran = await rein(["run", "delegate"], dir);
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain("both children reported");
+    // The run shows each child's decisions under its task call, with the agent path.
+    expect(ran.stderr).toMatch(/│ push .* denied by policy:no-push in task#1 of run \S+: nobody pushes/);
 
     const store = new SessionStore(join(dir, ".rein/sessions"));
     // The children's sessions are not top-level sessions: `--continue` never picks one.

@@ -102,7 +102,10 @@ export function taskTool(setup: TaskToolSetup): AnyAgentTool {
           child = setup.start(agent, { toolCallId: context.toolCallId, name });
         } catch (error) {
           details.reason = (error as Error).message.replace(/^startChild: /, "");
-          return refused(rein.plugin.name, details, `agents.${agent}.tools: ${details.reason}`);
+          const where = /tools can only narrow/.test(details.reason)
+            ? `agents.${agent}.tools`
+            : `agents.${agent}`;
+          return refused(rein.plugin.name, details, `${where}: ${details.reason}`);
         }
         const agentInfo = child.hookContext().agent;
         details.path = agentInfo?.path ?? name;
