@@ -177,6 +177,51 @@ describe("startChild", () => {
     expect(echo.calls).toEqual([]);
   });
 
+  it("a child may have its own model and system prompt; its requests pass the parent's beforeRequest taps", async () => {
+    const f = fixture(
+      { tools: [echoTool().tool] },
+      { models: [{ id: "parent-model" }, { id: "child-model" }] },
+    );
+    const harness = f.harness;
+    const childModel = { ...harness.model, id: "child-model" };
+    const spawn: AnyAgentTool = {
+      name: "spawn",
+      description: "spawn",
+      parameters: Type.Object({ prompt: Type.String() }),
+      execute: async (args: { prompt: string }, context) => {
+        const child = startChild(harness, {
+          toolCallId: context.toolCallId,
+          name: "task#1",
+          model: childModel,
+          systemPrompt: "You are the child.",
+          excludeTools: ["spawn"],
+        });
+        await child.prompt(args.prompt);
+        await child.close();
+        child.session.close();
+        return { content: [{ type: "text", text: "ok" }] };
+      },
+    };
+    harness.setTools([...harness.tools, spawn]);
+    const seenByParentTap: string[] = [];
+    harness.hooks.beforeRequest.tap("redactor", (request, context) => {
+      seenByParentTap.push(context.agent?.path ?? "parent");
+      return request;
+    });
+    f.scripted.script([
+      callTools(["spawn", { prompt: "go" }, "p1"]),
+      reply("child done"),
+      reply("parent done"),
+    ]);
+    await harness.prompt("start");
+    expect(f.scripted.requests.map((r) => [r.modelId, r.context.systemPrompt ?? ""])).toEqual([
+      ["parent-model", ""],
+      ["child-model", "You are the child."],
+      ["parent-model", ""],
+    ]);
+    expect(seenByParentTap).toEqual(["parent", expect.stringMatching(/^task#1 of run /), "parent"]);
+  });
+
   it("the child's events reach the parent's listeners as child_event (stream deltas excepted)", async () => {
     let harness!: AgentHarness;
     const spawn = spawnTool(() => harness);
