@@ -276,4 +276,42 @@ describe("a child cannot loosen at run time: each refusal carries the agent path
     });
     expect(outcome.status).toBe("aborted");
   });
+
+  it("a token budget is shared: the child's tokens count against the parent's limit, and stop both", async () => {
+    const script = () =>
+      routedScript({
+        go: [call("p1", "task", { prompt: "spend" }), "parent answers"],
+        spend: [call("c1", "read", { path: "notes.txt" }), "child answers"],
+      });
+    // What the parent's first response costs in tokens, measured without a budget.
+    const free = await createTestHarness({
+      config: { cwd: dir },
+      plugins: [fsTools, task],
+      script: script(),
+    });
+    await free.prompt("go");
+    const first = free.messages().find((m) => m.role === "assistant");
+    const parentFirst = first?.role === "assistant" ? first.usage.totalTokens : 0;
+    await free.dispose();
+    expect(parentFirst).toBeGreaterThan(0);
+
+    // One token more than the parent's own first response: the parent alone would go on.
+    t = await createTestHarness({
+      config: { cwd: dir },
+      plugins: [fsTools, [guard, { perRun: { maxTokens: parentFirst + 1 } }], task],
+      script: script(),
+    });
+    const outcome = await t.prompt("go");
+    const [details] = taskDetails(t);
+    expect(details).toMatchObject({
+      status: "aborted",
+      reason: expect.stringContaining("run budget exhausted"),
+    });
+    expect(outcome).toMatchObject({
+      status: "aborted",
+      reason: expect.stringContaining(`of max ${parentFirst + 1} tokens`),
+    });
+    // The parent was stopped before its second request; the child before its second.
+    expect(t.requests).toHaveLength(2);
+  });
 });
