@@ -98,6 +98,11 @@ describe("subagents through the built rein", { timeout: 120_000 }, () => {
       `> **Denied** by \`policy:no-push in task#1 of run ${runId}\`: nobody pushes`,
     );
 
+    const html = await rein(["sessions", "export", "--html", id], dir);
+    expect(html.code, html.stderr).toBe(0);
+    expect(html.stdout).toContain(`<b>Child agent task#2 of run ${runId}</b>`);
+    expect(html.stdout).toContain(`policy:no-push in task#1 of run ${runId}`);
+
     const replay = await rein(["replay", "--json", id], dir);
     expect(replay.code, replay.stderr).toBe(0);
     const lines = replay.stdout
