@@ -4,6 +4,7 @@
  * policy binds the children, and `sessions tree / show / export` and `replay`
  * show all three agents, each child nested under the call that started it.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionStore } from "@rein/harness";
 import { afterAll, describe, expect, it } from "vitest";
@@ -117,6 +118,18 @@ describe("subagents through the built rein", { timeout: 120_000 }, () => {
       [`task#2 of run ${runId}`, "echo", "allow", "allow", false],
     ]);
     expect(lines[3]).toMatchObject({ by: `policy:no-push in task#1 of run ${runId}` });
+
+    // Today's stack decides: without the rule, the child's push would run, and replay says so.
+    writeFileSync(
+      join(dir, "rein.config.ts"),
+      config.replace('decision: "deny", reason: "nobody pushes"', 'decision: "ask", reason: "ask first"'),
+    );
+    const changed = await rein(["replay", id], dir);
+    expect(changed.code, changed.stderr).toBe(1);
+    expect(changed.stdout).toMatch(
+      /CHANGED #4 \[task#1 of run \S+\] push .*recorded deny → now ask by policy:no-push in task#1 of run/,
+    );
+    expect(changed.stderr).toContain("5 tool calls replayed, 1 changed");
   });
 
   it("rein check --as-child decides a call as a child of an agent config would: the parent's stack plus its narrowing", async () => {

@@ -192,7 +192,10 @@ export async function evaluateToolCall(
   if (decided.decision?.unanswered) evaluation.unanswered = true;
   // With `skipPermission`, an ask stops at the gate: report it as the gate said.
   if (options.skipPermission && decided.gate?.decision === "ask") {
-    Object.assign(evaluation, { decision: "ask", by: decided.gate.by, reason: decided.gate.reason });
+    // In a child agent, named as its records are (the gate's own verdict stays plain).
+    const agent = agentOf(harness);
+    const by = agent === undefined ? decided.gate.by : `${decided.gate.by} in ${agent.path}`;
+    Object.assign(evaluation, { decision: "ask", by, reason: decided.gate.reason });
   }
   return evaluation;
 }
