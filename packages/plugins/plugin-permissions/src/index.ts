@@ -310,9 +310,12 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
         return next;
       };
 
-      const ask = async (request: PermissionRequest, signal: AbortSignal): Promise<Answer | "closed"> => {
+      const ask = async (request: PermissionRequest, context: HookContext): Promise<Answer | "closed"> => {
+        const { signal } = context;
         const io = resolveIO();
         const reader = readerFor(io);
+        // A child agent's question says whose it is: the answer is for that child.
+        if (context.agent) io.output.write(`\n(asked in child agent ${context.agent.path})`);
         io.output.write(mask(promptText(request, options.grantScope, shownFile)));
         for (let attempt = 0; attempt < 3; attempt++) {
           io.output.write("> ");
@@ -362,7 +365,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
             // A grant given while this request waited in line may already cover it.
             coveredBy(request, context) !== undefined || projectCover(request) !== undefined
               ? Promise.resolve("session" as const)
-              : ask(request, context.signal),
+              : ask(request, context),
           );
           if (answer === "closed") {
             return {

@@ -48,7 +48,7 @@ function terminal(typed: string, isTTY = true) {
   });
   input.write(typed);
   const io: PromptIO = { input, output };
-  return { io, prompts: () => shown.match(/Permission needed/g)?.length ?? 0 };
+  return { io, prompts: () => shown.match(/Permission needed/g)?.length ?? 0, shown: () => shown };
 }
 
 const runIdOf = (harness: TestHarness) =>
@@ -212,6 +212,7 @@ describe("a child cannot loosen at run time: each refusal carries the agent path
       reason: expect.stringContaining("denied at the prompt"),
     });
     expect(term.prompts()).toBe(2);
+    expect(term.shown()).toContain(`(asked in child agent task#1 of run ${run})`);
     // The grant is in the child's session only.
     expect(
       t.session.entries().filter((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE),
