@@ -91,7 +91,7 @@ export {
   type StartChildOptions,
   startChild,
 } from "./child-agents.js";
-export { closestName } from "./closest-name.js";
+export { allowedEdits, closestName, closestNames, editDistance } from "./closest-name.js";
 export {
   type CustomModelConfig,
   defineConfig,
@@ -101,6 +101,14 @@ export {
   plugin,
   type ReinConfig,
 } from "./config.js";
+export {
+  CONFIG_KEYS,
+  CONFIG_TABLE,
+  type ConfigKeyName,
+  type ConfigKeySpec,
+  CUSTOM_MODEL_APIS,
+  type MergeRule,
+} from "./config-table.js";
 export {
   cleanupFailures,
   duplicatePlugin,

@@ -1,17 +1,18 @@
 /** `rein sessions list | show | tree | fork`. */
 
 import { resolve } from "node:path";
-import type { Session, SessionEntry, SessionSummary } from "@rein/harness";
+import type { Session, SessionSummary } from "@rein/harness";
+import { openReadOnly } from "../agent/session-access.js";
 import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound } from "../errors.js";
-import { type ChildSessions, withChildSessions } from "../export/child-sessions.js";
-import { describeEntry, entryTree, type TreeNode, transcript } from "../export/transcript.js";
-import type { GlobalOptions } from "../program.js";
+import { withChildSessions } from "../export/child-sessions.js";
+import { transcript } from "../export/transcript.js";
+import type { GlobalOptions } from "../globals.js";
 import { trailLines } from "../ui/decision-trail.js";
+import { drawTree } from "../ui/session-tree.js";
 import { shorten, terminal } from "../ui/terminal.js";
 import { formatUsage, sessionUsage, type UsageTotals } from "../usage/usage-totals.js";
-import { openReadOnly } from "./session-access.js";
 
 export async function listSessions(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
@@ -111,54 +112,6 @@ function writeTranscript(session: Session, write: (text: string) => void, co: Co
       }
     }
   });
-}
-
-/** Draws the tree; a chain continues at the same depth, a fork indents its branches. */
-export function drawTree(session: Session, colors = terminal().co): string[] {
-  return withChildSessions(session, (children) => treeLines(session, children, colors));
-}
-
-/** A child agent's tree goes under the result of the call that started it. */
-function childLines(entry: SessionEntry, children: ChildSessions, colors: Colors, prefix: string): string[] {
-  if (entry.type !== "message" || entry.message.role !== "toolResult") return [];
-  const lines: string[] = [];
-  for (const child of children.of(entry.message.toolCallId)) {
-    lines.push(
-      `${prefix}   ${colors.bold(`⤷ ${child.link.agentPath}`)} ${colors.dim(`session ${child.session.id}`)}`,
-    );
-    for (const line of drawTree(child.session, colors)) lines.push(`${prefix}   │ ${line}`);
-  }
-  return lines;
-}
-
-function treeLines(session: Session, children: ChildSessions, colors: Colors): string[] {
-  const lines: string[] = [];
-  const leaf = session.leafId;
-  const draw = (node: TreeNode, prefix: string, connector: string, childPrefix: string) => {
-    let current: TreeNode | undefined = node;
-    let first = true;
-    while (current) {
-      const label = session.labelOf(current.entry.id);
-      const marks = `${label ? ` ${colors.yellow(`[${label}]`)}` : ""}${current.entry.id === leaf ? ` ${colors.green("◀ leaf")}` : ""}`;
-      const lead = first ? `${prefix}${connector}` : `${childPrefix}`;
-      lines.push(
-        `${lead}${colors.dim(current.entry.id)} ${shorten(describeEntry(current.entry), 70)}${marks}`,
-      );
-      lines.push(...childLines(current.entry, children, colors, childPrefix));
-      first = false;
-      if (current.children.length === 1) {
-        current = current.children[0];
-        continue;
-      }
-      current.children.forEach((child, index) => {
-        const last = index === (current as TreeNode).children.length - 1;
-        draw(child, childPrefix, last ? "└─ " : "├─ ", `${childPrefix}${last ? "   " : "│  "}`);
-      });
-      current = undefined;
-    }
-  };
-  for (const root of entryTree(session)) draw(root, "", "", "");
-  return lines;
 }
 
 export async function treeSession(id: string, globals: GlobalOptions): Promise<number> {
