@@ -1,3 +1,4 @@
+import { registerParent } from "../children/parent-port.js";
 import {
   type CompactionSettings,
   DEFAULT_COMPACTION_SETTINGS,
@@ -38,12 +39,12 @@ import { HookCalls } from "./hook-calls.js";
 import { HookViews } from "./hook-views.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
 import { type AgentHarnessOptions, initialLiveConfig, validateOptions } from "./options.js";
-import { type ResumeState, resumeStateOf } from "./parked-calls.js";
+import { resumeStateOf } from "./parked-calls.js";
 import { type Phase, PhaseGate } from "./phase-gate.js";
 import { type PromptInput, promptMessage } from "./prompt-input.js";
 import { QUEUE_NAMES, QueueLedger } from "./queue-ledger.js";
 import { type RecoveryReport, recoverSession } from "./recovery.js";
-import { type ActiveRun, executeResume, executeRun, newRun, type RunPort } from "./run.js";
+import { type ActiveRun, executeRun, newRun, type RunPort } from "./run.js";
 import { SessionWriter } from "./session-writer.js";
 import { checkTarget, type NavigateOptions, type NavigateOutcome, runNavigation } from "./tree-navigation.js";
 import type { TurnSnapshot } from "./turn-snapshot.js";
@@ -124,6 +125,7 @@ export class AgentHarness extends ResourceRuns {
       stopRun: (reason) => this.stopRun(reason),
     });
     this.calls = new HookCalls(this.hooks, this.views);
+    registerParent(this, this.config, this.failurePolicy, this.streamFn, emit); // for startChild
     this.operationHost = {
       session: this.session,
       hooks: this.hooks,
@@ -293,9 +295,7 @@ export class AgentHarness extends ResourceRuns {
    */
   async resume(): Promise<RunOutcome> {
     const state = this.gate.phase === "idle" ? resumeStateOf(this.session) : undefined;
-    const resume = (run: ActiveRun) =>
-      executeResume(this.runPort, this.resumeSkills(run, state), state as ResumeState);
-    return this.startRun("resume", resume);
+    return this.startRun("resume", this.resumeRun(state));
   }
 
   protected async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {

@@ -14,9 +14,10 @@
 import { invalidArgument } from "../errors.js";
 import type { RunOutcome } from "../events/event-types.js";
 import { HarnessConfig } from "../harness/harness-config.js";
+import type { ResumeState } from "../harness/parked-calls.js";
 import type { PhaseGate } from "../harness/phase-gate.js";
 import { promptMessage } from "../harness/prompt-input.js";
-import { type ActiveRun, executeRun, type RunPort } from "../harness/run.js";
+import { type ActiveRun, executeResume, executeRun, type RunPort } from "../harness/run.js";
 import { refuseWhileParked } from "../session/approvals.js";
 import type { EntryInput } from "../session/entries.js";
 import type { Session } from "../session/session.js";
@@ -96,13 +97,14 @@ export abstract class ResourceRuns extends HarnessConfig {
    * records, recorded again under the new run), so their narrowing holds after the
    * approval too.
    */
-  protected resumeSkills(run: ActiveRun, parked: { runId?: string } | undefined): ActiveRun {
-    if (parked?.runId === undefined) return run;
-    for (const skill of recordedSkills(this.session.branch(), parked.runId)) {
-      run.skills.push(skill);
-      this.session.append(skillRecord(skill, [], "resume", run.runId));
-    }
-    return run;
+  protected resumeRun(state: ResumeState | undefined): (run: ActiveRun) => Promise<RunOutcome> {
+    return (run) => {
+      for (const skill of state?.runId ? recordedSkills(this.session.branch(), state.runId) : []) {
+        run.skills.push(skill);
+        this.session.append(skillRecord(skill, [], "resume", run.runId));
+      }
+      return executeResume(this.runPort, run, state as ResumeState);
+    };
   }
 
   private invoke(name: "skill" | "template", prepare: () => Invocation): Promise<RunOutcome> {
