@@ -1,0 +1,151 @@
+/**
+ * The audit of agent hooks: every event an agent's hook reports is written to
+ * a Rein session whose id is the agent's session id (or a stable hash of it),
+ * in the config's session directory, so `rein sessions show`, `export`,
+ * `replay` and `replay --coverage` read what Claude Code or Codex did.
+ *
+ * Shape (what `rein replay` reads, replay/recorded.ts): a prompt is a user
+ * message; a decided tool call is an assistant message holding the Rein
+ * call(s) followed by one tool result per call carrying the decision (`by`,
+ * reason); what the agent's tool returned (PostToolUse) is a
+ * `rein.agent-tool-result` custom entry. An ask left to the agent's own dialog
+ * is recorded as asked (`unanswered`): the gate said ask.
+ *
+ * Invariants: one writer at a time (the session lock; a second hook process
+ * waits for it, as agents run hooks of parallel calls concurrently); every
+ * entry is on disk when the hook answers (close syncs).
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import {
+  type DecisionRecord,
+  isHarnessError,
+  JsonlStorage,
+  type RecordedToolResult,
+  SESSION_FORMAT_VERSION,
+  Session,
+  type SessionStore,
+} from "@rein/harness";
+import { toAssistantMessage } from "@rein/sdk";
+import type { DecidedCall } from "./hook-decision.js";
+import type { HookInput } from "./hook-input.js";
+
+export const RESULT_ENTRY_TYPE = "rein.agent-tool-result";
+const LOCK_WAIT_MS = 10_000;
+
+/** The Rein session id for an agent's session id: itself when it fits a file name, else a UUID-shaped hash. */
+export function reinSessionId(agentSessionId: string): string {
+  if (/^[A-Za-z0-9-]{1,100}$/.test(agentSessionId)) return agentSessionId;
+  const hex = createHash("sha256").update(agentSessionId).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Opens (or creates) the audit session of `input`'s agent session, waiting out another hook's lock. */
+async function openAudit(store: SessionStore, input: HookInput): Promise<Session> {
+  const id = reinSessionId(input.sessionId);
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      let path: string | undefined;
+      try {
+        path = store.pathOf(id);
+      } catch {
+        path = undefined;
+      }
+      if (path !== undefined && existsSync(path)) return Session.open(JsonlStorage.open(path));
+      mkdirSync(store.dir, { recursive: true });
+      const createdAt = Date.now();
+      const session = Session.create(
+        JsonlStorage.create(store.fileFor(id, createdAt), {
+          type: "session",
+          version: SESSION_FORMAT_VERSION,
+          id,
+          createdAt,
+          cwd: input.cwd,
+        }),
+      );
+      session.append({
+        type: "session_info",
+        name: `${input.agent} session ${input.sessionId}`,
+        data: { agent: input.agent, agentSessionId: input.sessionId },
+      });
+      return session;
+    } catch (error) {
+      const busy =
+        isHarnessError(error, "session_in_use") || (error as NodeJS.ErrnoException).code === "EEXIST";
+      if (!busy || Date.now() > deadline) throw error;
+      await sleep(15 + Math.random() * 35);
+    }
+  }
+}
+
+function hasPrompt(session: Session): boolean {
+  return session.entries().some((entry) => entry.type === "message" && entry.message.role === "user");
+}
+
+function recordOf(call: DecidedCall): DecisionRecord {
+  if (call.decision === "ask")
+    return { decision: "deny", by: call.by, reason: call.reason, unanswered: true };
+  return { decision: call.decision, by: call.by, reason: call.reason };
+}
+
+function resultText(call: DecidedCall, agent: string): string {
+  if (call.decision === "deny") return `denied by ${call.by}: ${call.reason}`;
+  if (call.decision === "ask") return `asked (${call.by}: ${call.reason}); the answer is ${agent}'s`;
+  return `allowed by ${call.by}; run by ${agent}`;
+}
+
+export interface AuditWriter {
+  record(input: HookInput, calls: readonly DecidedCall[]): Promise<void>;
+}
+
+export function auditWriter(store: SessionStore): AuditWriter {
+  return {
+    async record(input, calls) {
+      const session = await openAudit(store, input);
+      try {
+        const now = Date.now();
+        if (input.event === "UserPromptSubmit" && input.prompt !== undefined) {
+          session.appendMessage({ role: "user", content: input.prompt, timestamp: now });
+        }
+        if (calls.length > 0) {
+          // A replayed run starts from a prompt: an agent session joined mid-way gets a stand-in one.
+          if (!hasPrompt(session))
+            session.appendMessage({ role: "user", content: `(${input.agent} session ${input.sessionId})`, timestamp: now });
+          const reply = toAssistantMessage({
+            toolCalls: calls.map((call) => ({ id: call.id, name: call.call.name, args: call.call.args })),
+          });
+          session.appendMessage({ ...reply, provider: input.agent, model: input.agent, timestamp: now });
+          for (const call of calls) {
+            const result: RecordedToolResult = {
+              role: "toolResult",
+              toolCallId: call.id,
+              toolName: call.call.name,
+              content: [{ type: "text", text: resultText(call, input.agent) }],
+              isError: call.decision !== "allow",
+              timestamp: now,
+              decision: recordOf(call),
+            };
+            session.appendMessage(result);
+          }
+        }
+        if (input.event === "PostToolUse") {
+          session.append({
+            type: "custom",
+            customType: RESULT_ENTRY_TYPE,
+            data: {
+              agent: input.agent,
+              toolCallId: input.toolUseId ?? null,
+              tool: input.toolName,
+              response: input.toolResponse ?? null,
+            },
+          });
+        }
+      } finally {
+        session.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * `rein hook` behind the REAL agents: Claude Code 2.1.332 and Codex 0.171.0
+ * (their npm packages' native binaries) run non-interactively in a temp
+ * project, offline, against a scripted model server on 127.0.0.1 (Anthropic
+ * Messages / OpenAI Responses, streaming), with Rein's hook written by
+ * `rein hook install` after `rein trust --yes`. The model asks for
+ * `echo ok; touch marker` under a policy allowing `echo` and denying `touch`:
+ * the marker is never created, the agent is told the rule's reason, and
+ * `rein sessions show` lists the decision. Also an allowed call that really
+ * runs, and a hook failure (a plugin that throws) that blocks.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { claudeBinary, codexLauncher } from "./support/agent-binaries.js";
+import { cleanup, machineEnv, project, REIN_BIN, rein } from "./support/rein-process.js";
+import { startAnthropicServer } from "./support/wire/anthropic-messages.js";
+import { startOpenAIResponsesServer } from "./support/wire/openai-responses.js";
+import type { CapturedRequest, WireServer, WireTurn } from "./support/wire/recording-server.js";
+
+afterAll(cleanup);
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const dist = (pkg: string) => JSON.stringify(join(repo, "packages", "plugins", pkg, "dist", "index.js"));
+const USAGE = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
+
+/** A plugin whose gate throws on `ls` calls: the hook cannot decide, so it must block. */
+const BOOM = `import { definePlugin } from "@rein/sdk";
+export default definePlugin({
+  name: "boom",
+  setup(rein) {
+    rein.hooks.toolGate.tap("boom", (call) => {
+      if (call.name === "bash" && call.facts.command?.commands.some((c) => c.normalized[0] === "ls")) throw new Error("boom");
+      return undefined;
+    });
+  },
+});
+`;
+
+const CONFIG = `import { defineConfig } from "@rein/sdk";
+import policy from ${dist("plugin-policy")};
+import permissions from ${dist("plugin-permissions")};
+
+export default defineConfig({
+  model: { script: [] },
+  plugins: [
+    "./boom.ts",
+    [policy, { rules: [
+      { id: "echo", rule: "bash(echo *)", decision: "allow", reason: "echo is harmless" },
+      { id: "ls", rule: "bash(ls *)", decision: "allow", reason: "listing is harmless" },
+      { id: "no-touch", rule: "bash(touch *)", decision: "deny", reason: "no new files from the shell" },
+    ] }],
+    permissions,
+  ],
+});
+`;
+
+/** The agent's shell call for each prompt word, then a closing answer once a tool result came back. */
+const COMMANDS: Record<string, string> = {
+  compound: "echo ok; touch marker",
+  allowed: "echo rein-allowed > allowed.txt",
+  failing: "ls; touch boom-marker",
+};
+
+function commandFor(prompt: string): string {
+  const word = Object.keys(COMMANDS).find((key) => prompt.includes(`task:${key}`));
+  return COMMANDS[word ?? "compound"] as string;
+}
+
+/** Every string anywhere in a request body, joined (what the agent sent the model). */
+const bodyText = (request: CapturedRequest) => JSON.stringify(request.body);
+
+function anthropicScript(request: CapturedRequest): WireTurn {
+  const body = request.body as { messages?: { role: string; content: unknown }[]; tools?: { name: string }[] };
+  const messages = body?.messages ?? [];
+  const last = messages.at(-1);
+  const hasResult = JSON.stringify(last?.content ?? "").includes("tool_result");
+  if (!body?.tools?.some((tool) => tool.name === "Bash") || hasResult) return { text: "done", usage: USAGE };
+  const prompt = JSON.stringify(messages[0]?.content ?? "");
+  return {
+    toolCall: { id: `toolu_${Date.now()}`, name: "Bash", args: { command: commandFor(prompt), description: "run it" } },
+    usage: USAGE,
+  };
+}
+
+function responsesScript(request: CapturedRequest): WireTurn {
+  const body = request.body as { input?: { type?: string; role?: string; content?: unknown }[]; tools?: { name?: string }[] };
+  const input = body?.input ?? [];
+  if (input.some((item) => item.type === "function_call_output")) return { text: "done", usage: USAGE };
+  const tool = body?.tools?.find((t) => t.name === "shell" || t.name === "exec_command" || t.name === "shell_command");
+  if (!tool) return { text: "done", usage: USAGE };
+  const prompt = JSON.stringify(input);
+  const command = commandFor(prompt);
+  const args = tool.name === "exec_command" ? { cmd: command } : tool.name === "shell_command" ? { command } : { command: ["bash", "-lc", command] };
+  return { toolCall: { id: `call_${Date.now()}`, name: tool.name as string, args }, usage: USAGE };
+}
+
+interface AgentRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runAgent(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<AgentRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: { ...cleanEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** This process's environment without credentials or agent settings that would reach outside. */
+function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (/^(ANTHROPIC|OPENAI|CLAUDE|CODEX)_/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, ...machineEnv, REIN_TRUST_PROJECT: "" };
+}
+
+function hookProject(): string {
+  const dir = project({ "rein.config.ts": CONFIG, "boom.ts": BOOM });
+  return dir;
+}
+
+async function trustAndInstall(dir: string, agent: string, extra: string[] = []): Promise<void> {
+  const trusted = await rein(["trust", "--yes"], dir, { REIN_TRUST_PROJECT: "" });
+  expect(trusted.code, trusted.stderr).toBe(0);
+  const installed = await rein(["hook", "install", agent, ...extra], dir, { REIN_TRUST_PROJECT: "" });
+  expect(installed.code, installed.stderr).toBe(0);
+}
+
+async function sessionsOf(dir: string): Promise<{ id: string; name?: string }[]> {
+  const listed = await rein(["sessions", "list", "--json"], dir, { REIN_TRUST_PROJECT: "" });
+  expect(listed.code, listed.stderr).toBe(0);
+  return listed.stdout
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { id: string; name?: string });
+}
+
+/** The tool results the agent sent back to the model (what the model was told). */
+const toolResultsSent = (server: WireServer) => server.requests.map(bodyText).filter((text) => text.includes("tool_result") || text.includes("function_call_output"));
+
+describe("Claude Code 2.1.332 with rein hook claude-code", () => {
+  const claude = claudeBinary();
+
+  async function runClaude(dir: string, task: string): Promise<{ run: AgentRun; server: WireServer }> {
+    const server = await startAnthropicServer(anthropicScript, "claude-sonnet-4-5");
+    const home = mkdtempSync(join(tmpdir(), "rein-claude-home-"));
+    try {
+      const run = await runAgent(
+        claude,
+        ["-p", `task:${task}`, "--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-5"],
+        dir,
+        {
+          HOME: home,
+          CLAUDE_CONFIG_DIR: join(home, ".claude"),
+          ANTHROPIC_BASE_URL: server.origin,
+          ANTHROPIC_API_KEY: "sk-test",
+          DISABLE_TELEMETRY: "1",
+          DISABLE_AUTOUPDATER: "1",
+          DISABLE_ERROR_REPORTING: "1",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          IS_SANDBOX: "1",
+        },
+      );
+      return { run, server };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it("denies the touch in `echo ok; touch marker`, tells the model the rule's reason, and records the decision", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "claude-code");
+    const settings = JSON.parse(readFileSync(join(dir, ".claude", "settings.json"), "utf8"));
+    expect(settings.hooks.PreToolUse[0].hooks[0].command).toContain("hook claude-code");
+    const { run, server } = await runClaude(dir, "compound");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(existsSync(join(dir, "marker"))).toBe(false);
+    const told = toolResultsSent(server).join("\n");
+    expect(told).toContain("policy:no-touch");
+    expect(told).toContain("no new files from the shell");
+    const sessions = await sessionsOf(dir);
+    expect(sessions).toHaveLength(1);
+    const shown = await rein(["sessions", "show", (sessions[0] as { id: string }).id], dir, { REIN_TRUST_PROJECT: "" });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("echo ok; touch marker");
+    expect(shown.stdout).toContain("denied by policy:no-touch");
+  }, 120_000);
+});
