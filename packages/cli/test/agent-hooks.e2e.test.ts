@@ -61,7 +61,7 @@ export default defineConfig({
 /** The agent's shell call for each prompt word, then a closing answer once a tool result came back. */
 const COMMANDS: Record<string, string> = {
   compound: "echo ok; touch marker",
-  allowed: "echo rein-allowed > allowed.txt",
+  allowed: "echo rein-$((6*7))",
   failing: "ls; touch boom-marker",
 };
 
@@ -206,5 +206,41 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("echo ok; touch marker");
     expect(shown.stdout).toContain("denied by policy:no-touch");
+  }, 120_000);
+
+  it("lets an allowed call really run, and records it as allowed by the rule", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "claude-code");
+    const { run, server } = await runClaude(dir, "allowed");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    // The shell's arithmetic: the command really ran in Claude Code's Bash tool.
+    expect(toolResultsSent(server).join("\n")).toContain("rein-42");
+    const [session] = await sessionsOf(dir);
+    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { REIN_TRUST_PROJECT: "" });
+    expect(shown.stdout).toContain("allowed by policy:echo");
+  }, 120_000);
+
+  it("blocks the call when a gate throws (the harness's failure policy), telling the model which plugin failed", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "claude-code");
+    const { run, server } = await runClaude(dir, "failing");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(existsSync(join(dir, "boom-marker"))).toBe(false);
+    const told = toolResultsSent(server).join("\n");
+    expect(told).toContain('plugin \\"boom\\" failed in toolGate');
+    expect(told).toContain("failing closed");
+  }, 120_000);
+
+  it("blocks every call when the hook itself cannot decide (the config changed since it was trusted)", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "claude-code");
+    writeFileSync(join(dir, "rein.config.ts"), `${CONFIG}\n// edited after trust\n`);
+    const { run, server } = await runClaude(dir, "allowed");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    // The prompt itself is blocked (UserPromptSubmit fails closed too): the model never runs a tool.
+    expect(toolResultsSent(server)).toEqual([]);
+    expect(run.stdout).toContain("UserPromptSubmit operation blocked by hook");
+    expect(run.stdout).toContain("changed since it was trusted");
+    expect(run.stdout).toContain("Rein fails closed");
   }, 120_000);
 });
