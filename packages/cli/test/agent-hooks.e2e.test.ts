@@ -10,7 +10,7 @@
  * runs, and a hook failure (a plugin that throws) that blocks.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -244,3 +244,85 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     expect(run.stdout).toContain("Rein fails closed");
   }, 120_000);
 });
+
+describe("Codex 0.171.0 with rein hook codex", () => {
+  const codex = codexLauncher();
+
+  async function runCodex(dir: string, task: string): Promise<{ run: AgentRun; server: WireServer }> {
+    const server = await startOpenAIResponsesServer(responsesScript, "gpt-5");
+    // CODEX_HOME outside the project: Codex would otherwise read the project as its home.
+    const home = mkdtempSync(join(tmpdir(), "rein-codex-home-"));
+    mkdirSync(home, { recursive: true });
+    writeFileSync(
+      join(home, "config.toml"),
+      [
+        'model = "gpt-5"',
+        'model_provider = "scripted"',
+        'approval_policy = "never"',
+        'sandbox_mode = "danger-full-access"',
+        "check_for_update_on_startup = false",
+        "[analytics]",
+        "enabled = false",
+        "[features]",
+        "plugins = false",
+        "[model_providers.scripted]",
+        'name = "scripted"',
+        `base_url = "${server.origin}/v1"`,
+        'wire_api = "responses"',
+        'env_key = "OPENAI_API_KEY"',
+        "request_max_retries = 0",
+        "stream_max_retries = 0",
+        // Codex loads a project's own hooks only in a trusted project.
+        `[projects.${JSON.stringify(realpathSync(dir))}]`,
+        'trust_level = "trusted"',
+        "",
+      ].join("\n"),
+    );
+    try {
+      const run = await runAgent(
+        process.execPath,
+        [codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", `task:${task}`],
+        dir,
+        { CODEX_HOME: home, OPENAI_API_KEY: "sk-test" },
+      );
+      return { run, server };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it("denies the touch in `echo ok; touch marker` with an exact answer Codex honours, and records it", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "codex");
+    expect(readFileSync(join(dir, ".codex", "config.toml"), "utf8")).toContain("[[hooks.PreToolUse]]");
+    const { run, server } = await runCodex(dir, "compound");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(existsSync(join(dir, "marker"))).toBe(false);
+    const told = toolResultsSent(server).join("\n");
+    expect(told).toContain("policy:no-touch");
+    expect(told).toContain("no new files from the shell");
+    const [session] = await sessionsOf(dir);
+    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { REIN_TRUST_PROJECT: "" });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("codex session");
+    expect(shown.stdout).toContain("denied by policy:no-touch");
+  }, 120_000);
+
+  it("lets an allowed call really run", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "codex");
+    const { run, server } = await runCodex(dir, "allowed");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(toolResultsSent(server).join("\n")).toContain("rein-42");
+  }, 120_000);
+
+  it("blocks the call when a gate throws", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "codex");
+    const { run, server } = await runCodex(dir, "failing");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(existsSync(join(dir, "boom-marker"))).toBe(false);
+    expect(toolResultsSent(server).join("\n")).toContain("failing closed");
+  }, 120_000);
+});
+
