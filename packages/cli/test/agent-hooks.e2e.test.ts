@@ -141,14 +141,14 @@ function hookProject(): string {
 }
 
 async function trustAndInstall(dir: string, agent: string, extra: string[] = []): Promise<void> {
-  const trusted = await rein(["trust", "--yes"], dir, { REIN_TRUST_PROJECT: "" });
+  const trusted = await rein(["trust", "--yes"], dir, { env: { REIN_TRUST_PROJECT: "" } });
   expect(trusted.code, trusted.stderr).toBe(0);
-  const installed = await rein(["hook", "install", agent, ...extra], dir, { REIN_TRUST_PROJECT: "" });
+  const installed = await rein(["hook", "install", agent, ...extra], dir, { env: { REIN_TRUST_PROJECT: "" } });
   expect(installed.code, installed.stderr).toBe(0);
 }
 
 async function sessionsOf(dir: string): Promise<{ id: string; name?: string }[]> {
-  const listed = await rein(["sessions", "list", "--json"], dir, { REIN_TRUST_PROJECT: "" });
+  const listed = await rein(["sessions", "list", "--json"], dir, { env: { REIN_TRUST_PROJECT: "" } });
   expect(listed.code, listed.stderr).toBe(0);
   return listed.stdout
     .trim()
@@ -202,7 +202,7 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     expect(told).toContain("no new files from the shell");
     const sessions = await sessionsOf(dir);
     expect(sessions).toHaveLength(1);
-    const shown = await rein(["sessions", "show", (sessions[0] as { id: string }).id], dir, { REIN_TRUST_PROJECT: "" });
+    const shown = await rein(["sessions", "show", (sessions[0] as { id: string }).id], dir, { env: { REIN_TRUST_PROJECT: "" } });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("echo ok; touch marker");
     expect(shown.stdout).toContain("denied by policy:no-touch");
@@ -216,7 +216,7 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     // The shell's arithmetic: the command really ran in Claude Code's Bash tool.
     expect(toolResultsSent(server).join("\n")).toContain("rein-42");
     const [session] = await sessionsOf(dir);
-    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { REIN_TRUST_PROJECT: "" });
+    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { env: { REIN_TRUST_PROJECT: "" } });
     expect(shown.stdout).toContain("allowed by policy:echo");
   }, 120_000);
 
@@ -302,7 +302,7 @@ describe("Codex 0.171.0 with rein hook codex", () => {
     expect(told).toContain("policy:no-touch");
     expect(told).toContain("no new files from the shell");
     const [session] = await sessionsOf(dir);
-    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { REIN_TRUST_PROJECT: "" });
+    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { env: { REIN_TRUST_PROJECT: "" } });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("codex session");
     expect(shown.stdout).toContain("denied by policy:no-touch");

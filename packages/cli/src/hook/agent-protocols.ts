@@ -64,7 +64,7 @@ export function agentEventName(agent: AgentName, event: HookEvent): string | und
 export const INSTALLED_EVENTS: Readonly<Record<AgentName, readonly HookEvent[]>> = {
   "claude-code": ["PreToolUse", "PermissionRequest", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"],
   codex: ["PreToolUse", "PermissionRequest", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"],
-  gemini: ["PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart"],
+  gemini: ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"],
 };
 
 /** What Rein made of one event: a tool verdict, a block, or nothing to say. */

@@ -28,3 +28,12 @@ export function claudeBinary(): string {
 export function codexLauncher(): string {
   return join(packageDir("@openai/codex"), "bin", "codex.js");
 }
+
+/** Codex's native binary for this platform (its output schemas are embedded in it). */
+export function codexBinary(): string {
+  const triple = process.arch === "arm64" ? "aarch64-unknown-linux-musl" : "x86_64-unknown-linux-musl";
+  const platform = packageDir("@openai/codex-linux-x64", packageDir("@openai/codex"));
+  const file = join(platform, "vendor", triple, "bin", "codex");
+  if (!existsSync(file)) throw new Error(`no Codex binary at ${file}`);
+  return file;
+}
