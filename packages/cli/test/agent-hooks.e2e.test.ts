@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { claudeBinary, codexLauncher } from "./support/agent-binaries.js";
-import { cleanup, machineEnv, project, REIN_BIN, rein } from "./support/rein-process.js";
+import { cleanup, machineEnv, project, rein } from "./support/rein-process.js";
 import { startAnthropicServer } from "./support/wire/anthropic-messages.js";
 import { startOpenAIResponsesServer } from "./support/wire/openai-responses.js";
 import type { CapturedRequest, WireServer, WireTurn } from "./support/wire/recording-server.js";
@@ -74,27 +74,44 @@ function commandFor(prompt: string): string {
 const bodyText = (request: CapturedRequest) => JSON.stringify(request.body);
 
 function anthropicScript(request: CapturedRequest): WireTurn {
-  const body = request.body as { messages?: { role: string; content: unknown }[]; tools?: { name: string }[] };
+  const body = request.body as {
+    messages?: { role: string; content: unknown }[];
+    tools?: { name: string }[];
+  };
   const messages = body?.messages ?? [];
   const last = messages.at(-1);
   const hasResult = JSON.stringify(last?.content ?? "").includes("tool_result");
   if (!body?.tools?.some((tool) => tool.name === "Bash") || hasResult) return { text: "done", usage: USAGE };
   const prompt = JSON.stringify(messages[0]?.content ?? "");
   return {
-    toolCall: { id: `toolu_${Date.now()}`, name: "Bash", args: { command: commandFor(prompt), description: "run it" } },
+    toolCall: {
+      id: `toolu_${Date.now()}`,
+      name: "Bash",
+      args: { command: commandFor(prompt), description: "run it" },
+    },
     usage: USAGE,
   };
 }
 
 function responsesScript(request: CapturedRequest): WireTurn {
-  const body = request.body as { input?: { type?: string; role?: string; content?: unknown }[]; tools?: { name?: string }[] };
+  const body = request.body as {
+    input?: { type?: string; role?: string; content?: unknown }[];
+    tools?: { name?: string }[];
+  };
   const input = body?.input ?? [];
   if (input.some((item) => item.type === "function_call_output")) return { text: "done", usage: USAGE };
-  const tool = body?.tools?.find((t) => t.name === "shell" || t.name === "exec_command" || t.name === "shell_command");
+  const tool = body?.tools?.find(
+    (t) => t.name === "shell" || t.name === "exec_command" || t.name === "shell_command",
+  );
   if (!tool) return { text: "done", usage: USAGE };
   const prompt = JSON.stringify(input);
   const command = commandFor(prompt);
-  const args = tool.name === "exec_command" ? { cmd: command } : tool.name === "shell_command" ? { command } : { command: ["bash", "-lc", command] };
+  const args =
+    tool.name === "exec_command"
+      ? { cmd: command }
+      : tool.name === "shell_command"
+        ? { command }
+        : { command: ["bash", "-lc", command] };
   return { toolCall: { id: `call_${Date.now()}`, name: tool.name as string, args }, usage: USAGE };
 }
 
@@ -104,9 +121,18 @@ interface AgentRun {
   stderr: string;
 }
 
-function runAgent(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<AgentRun> {
+function runAgent(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<AgentRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: { ...cleanEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...cleanEnv(), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => {
@@ -143,7 +169,9 @@ function hookProject(): string {
 async function trustAndInstall(dir: string, agent: string, extra: string[] = []): Promise<void> {
   const trusted = await rein(["trust", "--yes"], dir, { env: { REIN_TRUST_PROJECT: "" } });
   expect(trusted.code, trusted.stderr).toBe(0);
-  const installed = await rein(["hook", "install", agent, ...extra], dir, { env: { REIN_TRUST_PROJECT: "" } });
+  const installed = await rein(["hook", "install", agent, ...extra], dir, {
+    env: { REIN_TRUST_PROJECT: "" },
+  });
   expect(installed.code, installed.stderr).toBe(0);
 }
 
@@ -158,7 +186,10 @@ async function sessionsOf(dir: string): Promise<{ id: string; name?: string }[]>
 }
 
 /** The tool results the agent sent back to the model (what the model was told). */
-const toolResultsSent = (server: WireServer) => server.requests.map(bodyText).filter((text) => text.includes("tool_result") || text.includes("function_call_output"));
+const toolResultsSent = (server: WireServer) =>
+  server.requests
+    .map(bodyText)
+    .filter((text) => text.includes("tool_result") || text.includes("function_call_output"));
 
 describe("Claude Code 2.1.332 with rein hook claude-code", () => {
   const claude = claudeBinary();
@@ -202,7 +233,9 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     expect(told).toContain("no new files from the shell");
     const sessions = await sessionsOf(dir);
     expect(sessions).toHaveLength(1);
-    const shown = await rein(["sessions", "show", (sessions[0] as { id: string }).id], dir, { env: { REIN_TRUST_PROJECT: "" } });
+    const shown = await rein(["sessions", "show", (sessions[0] as { id: string }).id], dir, {
+      env: { REIN_TRUST_PROJECT: "" },
+    });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("echo ok; touch marker");
     expect(shown.stdout).toContain("denied by policy:no-touch");
@@ -216,7 +249,9 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     // The shell's arithmetic: the command really ran in Claude Code's Bash tool.
     expect(toolResultsSent(server).join("\n")).toContain("rein-42");
     const [session] = await sessionsOf(dir);
-    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { env: { REIN_TRUST_PROJECT: "" } });
+    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, {
+      env: { REIN_TRUST_PROJECT: "" },
+    });
     expect(shown.stdout).toContain("allowed by policy:echo");
   }, 120_000);
 
@@ -302,7 +337,9 @@ describe("Codex 0.171.0 with rein hook codex", () => {
     expect(told).toContain("policy:no-touch");
     expect(told).toContain("no new files from the shell");
     const [session] = await sessionsOf(dir);
-    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, { env: { REIN_TRUST_PROJECT: "" } });
+    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, {
+      env: { REIN_TRUST_PROJECT: "" },
+    });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("codex session");
     expect(shown.stdout).toContain("denied by policy:no-touch");
@@ -325,4 +362,3 @@ describe("Codex 0.171.0 with rein hook codex", () => {
     expect(toolResultsSent(server).join("\n")).toContain("failing closed");
   }, 120_000);
 });
-

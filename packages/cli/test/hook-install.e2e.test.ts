@@ -18,7 +18,11 @@ const OTHER_HOOK = { matcher: "Write", hooks: [{ type: "command", command: "./li
 
 describe("rein hook install claude-code", () => {
   it("adds Rein's hooks beside the user's, keeps other keys, is idempotent, and --uninstall removes only Rein's", async () => {
-    const settings = { model: "opus", permissions: { allow: ["Bash(npm test)"] }, hooks: { PreToolUse: [OTHER_HOOK] } };
+    const settings = {
+      model: "opus",
+      permissions: { allow: ["Bash(npm test)"] },
+      hooks: { PreToolUse: [OTHER_HOOK] },
+    };
     const dir = project({ "rein.config.ts": CONFIG, ".claude/settings.json": JSON.stringify(settings) });
     const file = join(dir, ".claude", "settings.json");
     for (let i = 0; i < 2; i++) {
@@ -54,7 +58,9 @@ describe("rein hook install claude-code", () => {
   it("--user writes the user's settings (CLAUDE_CONFIG_DIR), not the project's", async () => {
     const dir = project({ "rein.config.ts": CONFIG });
     const home = project({});
-    const installed = await rein(["hook", "install", "claude-code", "--user"], dir, { env: { CLAUDE_CONFIG_DIR: home } });
+    const installed = await rein(["hook", "install", "claude-code", "--user"], dir, {
+      env: { CLAUDE_CONFIG_DIR: home },
+    });
     expect(installed.code, installed.stderr).toBe(0);
     expect(existsSync(join(home, "settings.json"))).toBe(true);
     expect(existsSync(join(dir, ".claude"))).toBe(false);
@@ -82,7 +88,10 @@ command = "./check-patch.sh"
     const text = readFileSync(file, "utf8");
     expect(text.startsWith(ORIGINAL)).toBe(true);
     expect(text.match(/# >>> rein hook install/g)).toHaveLength(1);
-    const parsed = parse(text) as { model: string; hooks: Record<string, { matcher?: string; hooks: { command: string }[] }[]> };
+    const parsed = parse(text) as {
+      model: string;
+      hooks: Record<string, { matcher?: string; hooks: { command: string }[] }[]>;
+    };
     expect(parsed.model).toBe("gpt-5");
     expect(parsed.hooks.PreToolUse?.[0]?.hooks[0]?.command).toBe("./check-patch.sh");
     expect(parsed.hooks.PreToolUse?.[1]?.hooks[0]?.command).toMatch(/rein\.js hook codex$/);
@@ -107,7 +116,9 @@ describe("rein hook install gemini", () => {
     const installed = await rein(["hook", "install", "gemini"], dir);
     expect(installed.code, installed.stderr).toBe(0);
     const settings = JSON.parse(readFileSync(join(dir, ".gemini", "settings.json"), "utf8"));
-    expect(Object.keys(settings.hooks).sort()).toEqual(["AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionStart"].sort());
+    expect(Object.keys(settings.hooks).sort()).toEqual(
+      ["AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionStart"].sort(),
+    );
     expect(settings.hooks.BeforeTool[0].hooks[0]).toMatchObject({ type: "command", timeout: 30_000 });
   });
 });

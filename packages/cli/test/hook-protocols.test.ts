@@ -76,14 +76,27 @@ describe("Codex answers validate against Codex 0.171.0's own output schemas", ()
   });
 
   it("says an allow by silence (a bare allow is unsupported in Codex)", () => {
-    expect(answerFor("codex", "PreToolUse", "PreToolUse", allow)).toEqual({ exitCode: 0, stdout: "", stderr: "" });
+    expect(answerFor("codex", "PreToolUse", "PreToolUse", allow)).toEqual({
+      exitCode: 0,
+      stdout: "",
+      stderr: "",
+    });
   });
 
   it("answers PermissionRequest, UserPromptSubmit, Stop and PostToolUse in their schemas", () => {
-    valid("permission-request.command.output", answerFor("codex", "PermissionRequest", "PermissionRequest", deny).stdout);
-    valid("permission-request.command.output", answerFor("codex", "PermissionRequest", "PermissionRequest", allow).stdout);
+    valid(
+      "permission-request.command.output",
+      answerFor("codex", "PermissionRequest", "PermissionRequest", deny).stdout,
+    );
+    valid(
+      "permission-request.command.output",
+      answerFor("codex", "PermissionRequest", "PermissionRequest", allow).stdout,
+    );
     const block = { kind: "block", by: "guard", reason: "run the tests first" } as const;
-    valid("user-prompt-submit.command.output", answerFor("codex", "UserPromptSubmit", "UserPromptSubmit", block).stdout);
+    valid(
+      "user-prompt-submit.command.output",
+      answerFor("codex", "UserPromptSubmit", "UserPromptSubmit", block).stdout,
+    );
     valid("stop.command.output", answerFor("codex", "Stop", "Stop", block).stdout);
     const output = { kind: "output", output: { content: [] }, mcp: true } as const;
     valid("post-tool-use.command.output", answerFor("codex", "PostToolUse", "PostToolUse", output).stdout);
@@ -109,7 +122,9 @@ describe("Claude Code 2.1.332 answers", () => {
   });
 
   it("PermissionRequest: decision.behavior; an ask leaves the dialog to the person", () => {
-    expect(JSON.parse(answerFor("claude-code", "PermissionRequest", "PermissionRequest", deny).stdout)).toEqual({
+    expect(
+      JSON.parse(answerFor("claude-code", "PermissionRequest", "PermissionRequest", deny).stdout),
+    ).toEqual({
       hookSpecificOutput: {
         hookEventName: "PermissionRequest",
         decision: { behavior: "deny", message: expect.stringContaining("no new files") },
@@ -119,8 +134,18 @@ describe("Claude Code 2.1.332 answers", () => {
   });
 
   it("PostToolUse redaction replaces the whole output object (updatedToolOutput)", () => {
-    const output = { stdout: "[redacted]", stderr: "", interrupted: false, isImage: false, noOutputExpected: false };
-    expect(JSON.parse(answerFor("claude-code", "PostToolUse", "PostToolUse", { kind: "output", output, mcp: false }).stdout)).toEqual({
+    const output = {
+      stdout: "[redacted]",
+      stderr: "",
+      interrupted: false,
+      isImage: false,
+      noOutputExpected: false,
+    };
+    expect(
+      JSON.parse(
+        answerFor("claude-code", "PostToolUse", "PostToolUse", { kind: "output", output, mcp: false }).stdout,
+      ),
+    ).toEqual({
       hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: output },
     });
   });
@@ -134,7 +159,10 @@ describe("Claude Code 2.1.332 answers", () => {
   });
 
   it("PreCompact: a cancelled compaction is exit 2 (what Claude Code reads as a block)", () => {
-    expect(answerFor("claude-code", "PreCompact", "PreCompact", { kind: "block", by: "x", reason: "keep it" }).exitCode).toBe(2);
+    expect(
+      answerFor("claude-code", "PreCompact", "PreCompact", { kind: "block", by: "x", reason: "keep it" })
+        .exitCode,
+    ).toBe(2);
   });
 });
 
@@ -142,58 +170,110 @@ describe("Gemini CLI (documented protocol, @google/gemini-cli-core 0.61.0)", () 
   it("BeforeTool is PreToolUse; decisions are top-level decision + reason", () => {
     const input = parseHookInput(
       "gemini",
-      JSON.stringify({ session_id: "g1", cwd: "/w", hook_event_name: "BeforeTool", tool_name: "run_shell_command", tool_input: { command: "ls" }, timestamp: "t", transcript_path: "" }),
+      JSON.stringify({
+        session_id: "g1",
+        cwd: "/w",
+        hook_event_name: "BeforeTool",
+        tool_name: "run_shell_command",
+        tool_input: { command: "ls" },
+        timestamp: "t",
+        transcript_path: "",
+      }),
     );
     expect(input.event).toBe("PreToolUse");
     expect(JSON.parse(answerFor("gemini", "PreToolUse", "BeforeTool", deny).stdout)).toEqual({
       decision: "deny",
       reason: expect.stringContaining("policy:no-touch"),
     });
-    expect(JSON.parse(answerFor("gemini", "UserPromptSubmit", "BeforeAgent", { kind: "block", by: "g", reason: "no" }).stdout)).toMatchObject({ decision: "deny" });
+    expect(
+      JSON.parse(
+        answerFor("gemini", "UserPromptSubmit", "BeforeAgent", { kind: "block", by: "g", reason: "no" })
+          .stdout,
+      ),
+    ).toMatchObject({ decision: "deny" });
   });
 
   it("an unknown event name is refused, not guessed", () => {
-    expect(() => parseHookInput("gemini", JSON.stringify({ session_id: "g", cwd: "/", hook_event_name: "PreToolUse" }))).toThrow(/unknown hook event/);
+    expect(() =>
+      parseHookInput("gemini", JSON.stringify({ session_id: "g", cwd: "/", hook_event_name: "PreToolUse" })),
+    ).toThrow(/unknown hook event/);
   });
 });
 
 describe("tool mapping: one rule holds in every agent", () => {
   it("maps each agent's shell tool to bash with the command", () => {
-    expect(mapToolCall("claude-code", "Bash", { command: "git push", description: "d" }).calls).toEqual([{ name: "bash", args: { command: "git push" } }]);
-    expect(mapToolCall("codex", "Bash", { command: "git push" }).calls).toEqual([{ name: "bash", args: { command: "git push" } }]);
-    expect(mapToolCall("gemini", "run_shell_command", { command: "git push", dir_path: "." }).calls).toEqual([{ name: "bash", args: { command: "git push" } }]);
+    expect(mapToolCall("claude-code", "Bash", { command: "git push", description: "d" }).calls).toEqual([
+      { name: "bash", args: { command: "git push" } },
+    ]);
+    expect(mapToolCall("codex", "Bash", { command: "git push" }).calls).toEqual([
+      { name: "bash", args: { command: "git push" } },
+    ]);
+    expect(mapToolCall("gemini", "run_shell_command", { command: "git push", dir_path: "." }).calls).toEqual([
+      { name: "bash", args: { command: "git push" } },
+    ]);
   });
 
   it("maps file tools to read / write / edit with path", () => {
-    expect(mapToolCall("claude-code", "Read", { file_path: "/p/.env", limit: 5 }).calls).toEqual([{ name: "read", args: { path: "/p/.env", limit: 5 } }]);
-    expect(mapToolCall("gemini", "read_file", { file_path: ".env" }).calls[0]).toEqual({ name: "read", args: { path: ".env" } });
-    expect(mapToolCall("claude-code", "Edit", { file_path: "a", old_string: "x", new_string: "y" }).calls[0]).toEqual({
+    expect(mapToolCall("claude-code", "Read", { file_path: "/p/.env", limit: 5 }).calls).toEqual([
+      { name: "read", args: { path: "/p/.env", limit: 5 } },
+    ]);
+    expect(mapToolCall("gemini", "read_file", { file_path: ".env" }).calls[0]).toEqual({
+      name: "read",
+      args: { path: ".env" },
+    });
+    expect(
+      mapToolCall("claude-code", "Edit", { file_path: "a", old_string: "x", new_string: "y" }).calls[0],
+    ).toEqual({
       name: "edit",
       args: { path: "a", oldText: "x", newText: "y" },
     });
-    expect(mapToolCall("claude-code", "Glob", { pattern: "**/*.ts" }).calls[0]).toEqual({ name: "find", args: { pattern: "**/*.ts" } });
+    expect(mapToolCall("claude-code", "Glob", { pattern: "**/*.ts" }).calls[0]).toEqual({
+      name: "find",
+      args: { pattern: "**/*.ts" },
+    });
     expect(mapToolCall("claude-code", "Grep", { pattern: "x", path: "src", glob: "*.ts" }).calls[0]).toEqual({
       name: "grep",
       args: { pattern: "x", path: "src", glob: "*.ts" },
     });
-    expect(mapToolCall("claude-code", "WebFetch", { url: "https://x.test", prompt: "p" }).calls[0]).toEqual({ name: "web_fetch", args: { url: "https://x.test" } });
+    expect(mapToolCall("claude-code", "WebFetch", { url: "https://x.test", prompt: "p" }).calls[0]).toEqual({
+      name: "web_fetch",
+      args: { url: "https://x.test" },
+    });
   });
 
   it("decides a MultiEdit as one edit per change, and an apply_patch as a write per file it touches", () => {
-    const multi = mapToolCall("claude-code", "MultiEdit", { file_path: "a.ts", edits: [{ old_string: "1", new_string: "2" }, { old_string: "3", new_string: "4" }] });
+    const multi = mapToolCall("claude-code", "MultiEdit", {
+      file_path: "a.ts",
+      edits: [
+        { old_string: "1", new_string: "2" },
+        { old_string: "3", new_string: "4" },
+      ],
+    });
     expect(multi.calls.map((call) => call.name)).toEqual(["edit", "edit"]);
-    const patch = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** Add File: .env\n+S=1\n*** End Patch";
+    const patch =
+      "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** Add File: .env\n+S=1\n*** End Patch";
     expect(patchPaths(patch)).toEqual(["src/a.ts", ".env"]);
-    expect(mapToolCall("codex", "apply_patch", { command: patch }).calls.map((call) => call.args.path)).toEqual(["src/a.ts", ".env"]);
+    expect(
+      mapToolCall("codex", "apply_patch", { command: patch }).calls.map((call) => call.args.path),
+    ).toEqual(["src/a.ts", ".env"]);
   });
 
   it("keeps MCP tools under Rein's mcp__<server>__<tool> name (Gemini's from its mcp_context)", () => {
-    expect(mapToolCall("claude-code", "mcp__github__create_issue", { title: "t" })).toMatchObject({ mapped: true, calls: [{ name: "mcp__github__create_issue" }] });
-    expect(mapToolCall("gemini", "mcp_github_create_issue", {}, { server: "github", tool: "create_issue" }).calls[0]?.name).toBe("mcp__github__create_issue");
+    expect(mapToolCall("claude-code", "mcp__github__create_issue", { title: "t" })).toMatchObject({
+      mapped: true,
+      calls: [{ name: "mcp__github__create_issue" }],
+    });
+    expect(
+      mapToolCall("gemini", "mcp_github_create_issue", {}, { server: "github", tool: "create_issue" })
+        .calls[0]?.name,
+    ).toBe("mcp__github__create_issue");
   });
 
   it("marks an unmapped tool whose input names a path or command as unchecked (fail closed)", () => {
-    expect(mapToolCall("claude-code", "FancyTool", { file_path: "/etc/passwd" })).toMatchObject({ mapped: false, unchecked: "file_path" });
+    expect(mapToolCall("claude-code", "FancyTool", { file_path: "/etc/passwd" })).toMatchObject({
+      mapped: false,
+      unchecked: "file_path",
+    });
     expect(mapToolCall("claude-code", "TodoWrite", { todos: [] })).toMatchObject({ mapped: false });
     expect(mapToolCall("claude-code", "TodoWrite", { todos: [] }).unchecked).toBeUndefined();
   });

@@ -31,7 +31,8 @@ export interface HookInstallOptions {
 }
 
 /** POSIX shell quoting (every agent runs the command through `sh -c` / bash on POSIX). */
-const quote = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);
+const quote = (word: string): string =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 
 /**
  * This `rein`, absolute. `--liftoff-only`: one short process per call, and V8's
@@ -57,7 +58,9 @@ export function settingsFile(agent: AgentName, scope: "project" | "user", projec
         ? join(env.CODEX_HOME ?? join(homedir(), ".codex"), "config.toml")
         : join(project, ".codex", "config.toml");
     case "gemini":
-      return scope === "user" ? join(homedir(), ".gemini", "settings.json") : join(project, ".gemini", "settings.json");
+      return scope === "user"
+        ? join(homedir(), ".gemini", "settings.json")
+        : join(project, ".gemini", "settings.json");
   }
 }
 
@@ -84,7 +87,8 @@ export async function hookInstallCommand(
   if (options.user && options.project) throw usageError("--user and --project: choose one");
   const scope = options.user ? "user" : "project";
   const timeout = options.timeout === undefined ? 30 : Number(options.timeout);
-  if (!Number.isInteger(timeout) || timeout <= 0) throw usageError(`--timeout ${options.timeout}: expected whole seconds`);
+  if (!Number.isInteger(timeout) || timeout <= 0)
+    throw usageError(`--timeout ${options.timeout}: expected whole seconds`);
   const config = globals.config ? resolve(globals.cwd, globals.config) : findConfig(globals.cwd);
   const project = config ? dirname(config) : globals.cwd;
   const file = settingsFile(agent, scope, project);
@@ -97,14 +101,21 @@ export async function hookInstallCommand(
   }
   const command = options.command ?? reinCommand(agent);
   if (!isReinCommand(command))
-    throw usageError(`--command ${JSON.stringify(command)}: it must run "rein hook ${agent}" (that is how --uninstall finds it)`);
+    throw usageError(
+      `--command ${JSON.stringify(command)}: it must run "rein hook ${agent}" (that is how --uninstall finds it)`,
+    );
   const entries = hookEntries(agent, command, timeout);
   const { kept } = toml ? installToml(file, entries) : installJson(file, entries);
   term.err.write(
     `${file}: Rein decides ${entries.map((entry) => entry.event).join(", ")} for ${agent} (${kept} other hook entr${kept === 1 ? "y" : "ies"} kept)\n`,
   );
-  if (!config) term.err.write(`  no rein.config found from ${globals.cwd}: every call will be blocked until there is one (rein init)\n`);
+  if (!config)
+    term.err.write(
+      `  no rein.config found from ${globals.cwd}: every call will be blocked until there is one (rein init)\n`,
+    );
   if (agent === "codex")
-    term.err.write("  Codex runs project hooks only in a trusted project (or with --dangerously-bypass-hook-trust)\n");
+    term.err.write(
+      "  Codex runs project hooks only in a trusted project (or with --dangerously-bypass-hook-trust)\n",
+    );
   return ExitCode.ok;
 }

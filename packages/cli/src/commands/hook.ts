@@ -10,12 +10,13 @@
  * which blocks the call in every agent (a failure on an event that blocks
  * nothing, such as SessionStart, is exit 1: reported, the agent goes on).
  */
-import { buildAgent } from "../agent/build-agent.js";
-import { sessionStore } from "../agent/build-agent.js";
+import { buildAgent, sessionStore } from "../agent/build-agent.js";
+import type { LoadedConfig } from "../config/load-config.js";
 import { usageError } from "../errors.js";
 import { AGENTS, type AgentName, failureAnswer } from "../hook/agent-protocols.js";
 import { reserveAnswer } from "../hook/answer-writer.js";
 import { handleEvent, prepareHarness } from "../hook/handle-event.js";
+import { type AuditWriter, auditWriter } from "../hook/hook-audit.js";
 import { type HookInput, parseHookInput } from "../hook/hook-input.js";
 import { readStdin } from "../hook/read-stdin.js";
 import type { GlobalOptions } from "../program.js";
@@ -33,11 +34,27 @@ export function agentName(value: string): AgentName {
 export function timeoutOf(value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const ms = Number(value);
-  if (!Number.isInteger(ms) || ms <= 0) throw usageError(`--timeout ${value}: expected a positive number of milliseconds`);
+  if (!Number.isInteger(ms) || ms <= 0)
+    throw usageError(`--timeout ${value}: expected a positive number of milliseconds`);
   return ms;
 }
 
-export async function hookCommand(agentArg: string, options: HookOptions, globals: GlobalOptions): Promise<number> {
+/**
+ * The audit of a config's sessions: its JSONL directory. A PostgreSQL session
+ * store is not written by hooks yet (the README says so): no audit then.
+ */
+export function auditFor(
+  loaded: LoadedConfig,
+  options: { keepOpen?: boolean } = {},
+): AuditWriter | undefined {
+  return loaded.config.session?.store === "postgres" ? undefined : auditWriter(sessionStore(loaded), options);
+}
+
+export async function hookCommand(
+  agentArg: string,
+  options: HookOptions,
+  globals: GlobalOptions,
+): Promise<number> {
   const out = reserveAnswer();
   let input: HookInput | undefined;
   try {
@@ -52,8 +69,12 @@ export async function hookCommand(agentArg: string, options: HookOptions, global
     });
     try {
       prepareHarness(built.harness);
-      const store = built.loaded.config.session?.store === "postgres" ? undefined : sessionStore(built.loaded);
-      return out.answer(await handleEvent(built.harness, store, input, timeoutMs));
+      const audit = auditFor(built.loaded);
+      try {
+        return out.answer(await handleEvent(built.harness, audit, input, timeoutMs));
+      } finally {
+        audit?.close();
+      }
     } finally {
       await built.dispose().catch(() => undefined);
     }

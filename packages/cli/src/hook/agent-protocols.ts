@@ -62,7 +62,14 @@ export function agentEventName(agent: AgentName, event: HookEvent): string | und
 
 /** The events `rein hook install` registers for each agent. */
 export const INSTALLED_EVENTS: Readonly<Record<AgentName, readonly HookEvent[]>> = {
-  "claude-code": ["PreToolUse", "PermissionRequest", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"],
+  "claude-code": [
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+  ],
   codex: ["PreToolUse", "PermissionRequest", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"],
   gemini: ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"],
 };
@@ -85,7 +92,11 @@ export interface HookAnswer {
   stderr: string;
 }
 
-const json = (value: unknown): HookAnswer => ({ exitCode: 0, stdout: `${JSON.stringify(value)}\n`, stderr: "" });
+const json = (value: unknown): HookAnswer => ({
+  exitCode: 0,
+  stdout: `${JSON.stringify(value)}\n`,
+  stderr: "",
+});
 const silent: HookAnswer = { exitCode: 0, stdout: "", stderr: "" };
 const blocked = (reason: string): HookAnswer => ({ exitCode: 2, stdout: "", stderr: `${reason}\n` });
 
@@ -101,12 +112,18 @@ export const GATING_EVENTS: readonly HookEvent[] = ["PreToolUse", "PermissionReq
 /** A hook that could not decide: exit 2 with the reason, where that blocks; else exit 1 (reported). */
 export function failureAnswer(event: HookEvent | undefined, message: string): HookAnswer {
   const text = `rein hook: ${message}`;
-  if (event === undefined || GATING_EVENTS.includes(event)) return blocked(`${text} (blocked: Rein fails closed)`);
+  if (event === undefined || GATING_EVENTS.includes(event))
+    return blocked(`${text} (blocked: Rein fails closed)`);
   return { exitCode: 1, stdout: "", stderr: `${text}\n` };
 }
 
 /** Rein's verdict in `agent`'s protocol for `event` (its agent-side name is `agentEvent`). */
-export function answerFor(agent: AgentName, event: HookEvent, agentEvent: string, verdict: HookVerdict): HookAnswer {
+export function answerFor(
+  agent: AgentName,
+  event: HookEvent,
+  agentEvent: string,
+  verdict: HookVerdict,
+): HookAnswer {
   if (verdict.kind === "none") return silent;
   switch (event) {
     case "PreToolUse":
@@ -116,17 +133,23 @@ export function answerFor(agent: AgentName, event: HookEvent, agentEvent: string
     case "PostToolUse":
       return postToolUse(agent, agentEvent, verdict);
     case "UserPromptSubmit":
-      if (verdict.kind === "block") return json({ decision: agent === "gemini" ? "deny" : "block", reason: reasonText(verdict.by, verdict.reason) });
+      if (verdict.kind === "block")
+        return json({
+          decision: agent === "gemini" ? "deny" : "block",
+          reason: reasonText(verdict.by, verdict.reason),
+        });
       if (verdict.kind === "context")
         return json({ hookSpecificOutput: { hookEventName: agentEvent, additionalContext: verdict.text } });
       return silent;
     case "Stop":
       // A refused stop: the agent goes on with `reason` as its instruction.
-      if (verdict.kind === "block") return json({ decision: agent === "gemini" ? "deny" : "block", reason: verdict.reason });
+      if (verdict.kind === "block")
+        return json({ decision: agent === "gemini" ? "deny" : "block", reason: verdict.reason });
       return silent;
     case "PreCompact":
       // Claude Code blocks compaction on exit 2; Codex and Gemini CLI cannot cancel one.
-      if (verdict.kind === "block" && agent === "claude-code") return blocked(reasonText(verdict.by, verdict.reason));
+      if (verdict.kind === "block" && agent === "claude-code")
+        return blocked(reasonText(verdict.by, verdict.reason));
       return silent;
     case "SessionStart":
       if (verdict.kind === "context")
@@ -149,7 +172,11 @@ function preToolUse(agent: AgentName, agentEvent: string, verdict: HookVerdict):
         ? `${reason} (Rein asks for a person's answer; a Codex hook cannot ask, so the call is denied)`
         : reason;
     return json({
-      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: why },
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: why,
+      },
     });
   }
   return json({
@@ -179,10 +206,13 @@ function postToolUse(agent: AgentName, agentEvent: string, verdict: HookVerdict)
   if (agent === "claude-code")
     return json({ hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: verdict.output } });
   if (agent === "codex" && verdict.mcp)
-    return json({ hookSpecificOutput: { hookEventName: "PostToolUse", updatedMCPToolOutput: verdict.output } });
+    return json({
+      hookSpecificOutput: { hookEventName: "PostToolUse", updatedMCPToolOutput: verdict.output },
+    });
   // No way to replace this output in this agent: say so to the model instead of passing it silently.
   return json({
     decision: "block",
-    reason: "Rein redacted this tool's output, but this agent cannot replace it: do not use the output above.",
+    reason:
+      "Rein redacted this tool's output, but this agent cannot replace it: do not use the output above.",
   });
 }

@@ -8,10 +8,16 @@
  * audit that cannot be written) is the failure answer, which blocks the
  * gating events.
  */
-import type { AgentHarness, SessionStore } from "@rein/harness";
+import type { AgentHarness } from "@rein/harness";
 import { answerFor, failureAnswer, type HookAnswer } from "./agent-protocols.js";
-import { auditWriter } from "./hook-audit.js";
-import { decideCompaction, decideStop, decideToolEvent, decideToolResult, type HookDecision } from "./hook-decision.js";
+import type { AuditWriter } from "./hook-audit.js";
+import {
+  decideCompaction,
+  decideStop,
+  decideToolEvent,
+  decideToolResult,
+  type HookDecision,
+} from "./hook-decision.js";
 import type { HookInput } from "./hook-input.js";
 import { missingStandIns } from "./stand-in-tools.js";
 
@@ -45,7 +51,7 @@ async function decide(harness: AgentHarness, input: HookInput): Promise<HookDeci
 
 export async function handleEvent(
   harness: AgentHarness,
-  store: SessionStore | undefined,
+  audit: AuditWriter | undefined,
   input: HookInput,
   timeoutMs: number,
 ): Promise<HookAnswer> {
@@ -57,9 +63,9 @@ export async function handleEvent(
     const decision = await Promise.race([decide(harness, input), timeout]);
     // A PermissionRequest is the same call PreToolUse already recorded: not recorded twice.
     const calls = input.event === "PreToolUse" ? decision.calls : [];
-    if (store) {
+    if (audit) {
       try {
-        await Promise.race([auditWriter(store).record(input, calls), timeout]);
+        await Promise.race([audit.record(input, calls), timeout]);
       } catch (error) {
         throw new Error(`cannot record the decision in the Rein session: ${describe(error)}`);
       }

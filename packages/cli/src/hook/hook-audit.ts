@@ -99,12 +99,26 @@ function resultText(call: DecidedCall, agent: string): string {
 
 export interface AuditWriter {
   record(input: HookInput, calls: readonly DecidedCall[]): Promise<void>;
+  /** Closes the sessions a long-lived writer keeps open. */
+  close(): void;
 }
 
-export function auditWriter(store: SessionStore): AuditWriter {
+/**
+ * `keepOpen` (`rein hook serve`): each agent session's Rein session stays open
+ * (and locked) for the writer's life, synced after every record, instead of
+ * being reopened and re-read per event.
+ */
+export function auditWriter(store: SessionStore, options: { keepOpen?: boolean } = {}): AuditWriter {
+  const open = new Map<string, Session>();
   return {
+    close() {
+      for (const session of open.values()) session.close();
+      open.clear();
+    },
     async record(input, calls) {
-      const session = await openAudit(store, input);
+      const cached = options.keepOpen ? open.get(input.sessionId) : undefined;
+      const session = cached ?? (await openAudit(store, input));
+      if (options.keepOpen) open.set(input.sessionId, session);
       try {
         const now = Date.now();
         if (input.event === "UserPromptSubmit" && input.prompt !== undefined) {
@@ -113,7 +127,11 @@ export function auditWriter(store: SessionStore): AuditWriter {
         if (calls.length > 0) {
           // A replayed run starts from a prompt: an agent session joined mid-way gets a stand-in one.
           if (!hasPrompt(session))
-            session.appendMessage({ role: "user", content: `(${input.agent} session ${input.sessionId})`, timestamp: now });
+            session.appendMessage({
+              role: "user",
+              content: `(${input.agent} session ${input.sessionId})`,
+              timestamp: now,
+            });
           const reply = toAssistantMessage({
             toolCalls: calls.map((call) => ({ id: call.id, name: call.call.name, args: call.call.args })),
           });
@@ -144,7 +162,8 @@ export function auditWriter(store: SessionStore): AuditWriter {
           });
         }
       } finally {
-        session.close();
+        if (options.keepOpen) session.sync();
+        else session.close();
       }
     },
   };

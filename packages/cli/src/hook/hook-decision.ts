@@ -109,7 +109,13 @@ export async function decideToolResult(harness: AgentHarness, input: HookInput):
   if (!tool) return { verdict: { kind: "none" }, calls: [] };
   const signal = new AbortController().signal;
   const id = callId(input, 0);
-  const context = harness.toolHookContext(signal, { id, name: call.name, args: call.args, risk: tool.risk, tool });
+  const context = harness.toolHookContext(signal, {
+    id,
+    name: call.name,
+    args: call.args,
+    risk: tool.risk,
+    tool,
+  });
   const payload = {
     content: leaves.map((leaf) => ({ type: "text" as const, text: leaf.text })),
     isError: false,
@@ -140,7 +146,7 @@ export async function decideStop(harness: AgentHarness, input: HookInput): Promi
     { lastMessage: lastMessage(input), continuations: input.stopHookActive ? 1 : 0 },
     harness.hookContext(),
   );
-  if (!decision || decision.decision !== "continue") return { verdict: { kind: "none" }, calls: [] };
+  if (decision?.decision !== "continue") return { verdict: { kind: "none" }, calls: [] };
   const content = typeof decision.message === "string" ? decision.message : decision.message.content;
   const message =
     typeof content === "string"
@@ -153,7 +159,10 @@ export async function decideStop(harness: AgentHarness, input: HookInput): Promi
 export async function decideCompaction(harness: AgentHarness, input: HookInput): Promise<HookDecision> {
   if (harness.hooks.beforeCompact.taps.length === 0) return { verdict: { kind: "none" }, calls: [] };
   const trigger = input.raw.trigger === "manual" ? "manual" : "threshold";
-  const decision = await harness.hooks.beforeCompact.promise({ trigger, tokensBefore: 0 }, harness.hookContext());
+  const decision = await harness.hooks.beforeCompact.promise(
+    { trigger, tokensBefore: 0 },
+    harness.hookContext(),
+  );
   if (decision && "cancel" in decision) {
     const by = (decision as { by?: string }).by ?? "beforeCompact";
     return { verdict: { kind: "block", by, reason: decision.cancel.reason }, calls: [] };

@@ -7,7 +7,8 @@ import { MAX_INPUT_BYTES } from "./hook-input.js";
 
 export function readStdin(timeoutMs: number): Promise<string> {
   const stdin = process.stdin;
-  if (stdin.isTTY) return Promise.reject(new Error("no hook input: stdin is a terminal (an agent pipes the event's JSON)"));
+  if (stdin.isTTY)
+    return Promise.reject(new Error("no hook input: stdin is a terminal (an agent pipes the event's JSON)"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -24,7 +24,8 @@ export interface HookEntry {
 
 /** Whether a command is one `rein hook install` wrote (any agent). */
 export const isReinCommand = (command: unknown): boolean =>
-  typeof command === "string" && /rein(?:\.js|\.mjs)?['"]?\s+hook\s+(?:claude-code|codex|gemini)(?:\s|$)/.test(command);
+  typeof command === "string" &&
+  /rein(?:\.js|\.mjs)?['"]?\s+hook\s+(?:claude-code|codex|gemini)(?:\s|$)/.test(command);
 
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -37,7 +38,9 @@ function readSettings(file: string): Json {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw configError(`${file}: not JSON (${(error as Error).message}); fix it before rein hook install`, { file });
+    throw configError(`${file}: not JSON (${(error as Error).message}); fix it before rein hook install`, {
+      file,
+    });
   }
   if (!isObject(value)) throw configError(`${file}: expected a JSON object`, { file });
   if (value.hooks !== undefined && !isObject(value.hooks))
@@ -53,7 +56,9 @@ function groupsOf(hooks: Json, event: string, file: string): Json[] {
 }
 
 const isReinGroup = (group: Json): boolean =>
-  Array.isArray(group.hooks) && group.hooks.length > 0 && group.hooks.every((hook) => isObject(hook) && isReinCommand(hook.command));
+  Array.isArray(group.hooks) &&
+  group.hooks.length > 0 &&
+  group.hooks.every((hook) => isObject(hook) && isReinCommand(hook.command));
 
 function writeSettings(file: string, settings: Json): void {
   mkdirSync(dirname(file), { recursive: true });

@@ -41,37 +41,59 @@ function defined(args: Record<string, unknown>): Args {
 }
 
 const bash: Mapper = (input) => [{ name: "bash", args: { command: str(input.command) ?? "" } }];
-const read = (field: string): Mapper => (input) => [
-  { name: "read", args: defined({ path: str(input[field]) ?? "", offset: num(input.offset), limit: num(input.limit) }) },
-];
-const write = (field: string): Mapper => (input) => [
-  { name: "write", args: { path: str(input[field]) ?? "", content: str(input.content) ?? "" } },
-];
-const edit = (field: string): Mapper => (input) => [
-  {
-    name: "edit",
-    args: defined({
-      path: str(input[field]) ?? "",
-      oldText: str(input.old_string) ?? "",
-      newText: str(input.new_string) ?? "",
-      replaceAll: typeof input.replace_all === "boolean" ? input.replace_all : undefined,
-    }),
-  },
-];
+const read =
+  (field: string): Mapper =>
+  (input) => [
+    {
+      name: "read",
+      args: defined({ path: str(input[field]) ?? "", offset: num(input.offset), limit: num(input.limit) }),
+    },
+  ];
+const write =
+  (field: string): Mapper =>
+  (input) => [{ name: "write", args: { path: str(input[field]) ?? "", content: str(input.content) ?? "" } }];
+const edit =
+  (field: string): Mapper =>
+  (input) => [
+    {
+      name: "edit",
+      args: defined({
+        path: str(input[field]) ?? "",
+        oldText: str(input.old_string) ?? "",
+        newText: str(input.new_string) ?? "",
+        replaceAll: typeof input.replace_all === "boolean" ? input.replace_all : undefined,
+      }),
+    },
+  ];
 const multiEdit: Mapper = (input) => {
   const edits = Array.isArray(input.edits) ? (input.edits as Args[]) : [];
   const path = str(input.file_path) ?? "";
   if (edits.length === 0) return [{ name: "edit", args: { path, oldText: "", newText: "" } }];
   return edits.map((one) => edit("file_path")({ ...one, file_path: path })[0] as ReinCall);
 };
-const find = (field: string): Mapper => (input) => [
-  { name: "find", args: defined({ pattern: str(input.pattern) ?? "", path: str(input[field]) }) },
+const find =
+  (field: string): Mapper =>
+  (input) => [
+    { name: "find", args: defined({ pattern: str(input.pattern) ?? "", path: str(input[field]) }) },
+  ];
+const grep =
+  (field: string, globField: string): Mapper =>
+  (input) => [
+    {
+      name: "grep",
+      args: defined({
+        pattern: str(input.pattern) ?? "",
+        path: str(input[field]),
+        glob: str(input[globField]),
+      }),
+    },
+  ];
+const ls =
+  (field: string): Mapper =>
+  (input) => [{ name: "ls", args: defined({ path: str(input[field]) }) }];
+const webFetch: Mapper = (input) => [
+  { name: "web_fetch", args: { url: str(input.url) ?? str(input.prompt) ?? "" } },
 ];
-const grep = (field: string, globField: string): Mapper => (input) => [
-  { name: "grep", args: defined({ pattern: str(input.pattern) ?? "", path: str(input[field]), glob: str(input[globField]) }) },
-];
-const ls = (field: string): Mapper => (input) => [{ name: "ls", args: defined({ path: str(input[field]) }) }];
-const webFetch: Mapper = (input) => [{ name: "web_fetch", args: { url: str(input.url) ?? str(input.prompt) ?? "" } }];
 const webSearch: Mapper = (input) => [{ name: "web_search", args: { query: str(input.query) ?? "" } }];
 
 /** The files an `apply_patch` envelope touches: every `Add`/`Update`/`Delete File:` and `Move to:` line. */
@@ -118,12 +140,20 @@ const CODEX: Readonly<Record<string, Mapper>> = {
 
 const GEMINI: Readonly<Record<string, Mapper>> = {
   run_shell_command: bash,
-  read_file: (input) => read("file_path")({ ...input, file_path: str(input.file_path) ?? str(input.absolute_path) }),
+  read_file: (input) =>
+    read("file_path")({ ...input, file_path: str(input.file_path) ?? str(input.absolute_path) }),
   write_file: write("file_path"),
   replace: edit("file_path"),
   glob: (input) => find("path")({ ...input, path: str(input.dir_path) ?? str(input.path) }),
   grep_search: (input) =>
-    grep("path", "glob")({ ...input, path: str(input.dir_path) ?? str(input.path), glob: str(input.include_pattern) ?? str(input.include) }),
+    grep(
+      "path",
+      "glob",
+    )({
+      ...input,
+      path: str(input.dir_path) ?? str(input.path),
+      glob: str(input.include_pattern) ?? str(input.include),
+    }),
   search_file_content: (input) => grep("path", "glob")({ ...input, glob: str(input.include) }),
   list_directory: (input) => ls("path")({ path: str(input.dir_path) ?? str(input.path) }),
   read_many_files: (input) => {
@@ -148,7 +178,17 @@ export function mappedToolNames(agent: AgentName): string[] {
 }
 
 /** Input fields that name something a path or shell rule would decide on. */
-const UNCHECKED_FIELDS = ["command", "cmd", "file_path", "path", "paths", "notebook_path", "dir_path", "absolute_path", "url"];
+const UNCHECKED_FIELDS = [
+  "command",
+  "cmd",
+  "file_path",
+  "path",
+  "paths",
+  "notebook_path",
+  "dir_path",
+  "absolute_path",
+  "url",
+];
 
 export function mapToolCall(
   agent: AgentName,
@@ -159,7 +199,8 @@ export function mapToolCall(
   const mapper = Object.hasOwn(TABLES[agent], toolName) ? TABLES[agent][toolName] : undefined;
   if (mapper) return { calls: mapper(input), mapped: true };
   // MCP tools keep Rein's own naming, `mcp__<server>__<tool>` (Claude Code and Codex use it as is).
-  const name = agent === "gemini" && mcp ? `mcp__${mcp.server}__${mcp.tool}`.replace(/[^A-Za-z0-9_-]/g, "_") : toolName;
+  const name =
+    agent === "gemini" && mcp ? `mcp__${mcp.server}__${mcp.tool}`.replace(/[^A-Za-z0-9_-]/g, "_") : toolName;
   const mappedCall: MappedCall = { calls: [{ name, args: { ...input } }], mapped: name.startsWith("mcp__") };
   if (!mappedCall.mapped) {
     const field = UNCHECKED_FIELDS.find((key) => input[key] !== undefined);
