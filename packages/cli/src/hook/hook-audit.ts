@@ -81,8 +81,14 @@ async function openAudit(store: SessionStore, input: HookInput): Promise<Session
   }
 }
 
+/** Sessions known to hold a prompt (a long-lived writer asks each session once). */
+const prompted = new WeakSet<Session>();
+
 function hasPrompt(session: Session): boolean {
-  return session.entries().some((entry) => entry.type === "message" && entry.message.role === "user");
+  if (prompted.has(session)) return true;
+  const found = session.entries().some((entry) => entry.type === "message" && entry.message.role === "user");
+  if (found) prompted.add(session);
+  return found;
 }
 
 function recordOf(call: DecidedCall): DecisionRecord {
@@ -162,7 +168,9 @@ export function auditWriter(store: SessionStore, options: { keepOpen?: boolean }
           });
         }
       } finally {
-        if (options.keepOpen) session.sync();
+        // Appends are written at once (a crash of this process loses nothing); the
+        // fsync runs in the background, coalesced (group commit), and again at close.
+        if (options.keepOpen) session.sync({ wait: false });
         else session.close();
       }
     },
