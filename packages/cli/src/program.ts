@@ -323,6 +323,10 @@ export function buildProgram(
         "--timeout <ms>",
         "how long the stack may take to decide (default 20000); then the call is blocked",
       )
+      .option(
+        "--on-failure <what>",
+        "block (default): a hook that cannot decide blocks; continue: it leaves the call to the agent",
+      )
       .action((options) =>
         run(async (g) => (await import("./commands/hook.js")).hookCommand(agent, options, g)),
       );

@@ -13,7 +13,7 @@
 import { buildAgent, sessionStore } from "../agent/build-agent.js";
 import type { LoadedConfig } from "../config/load-config.js";
 import { usageError } from "../errors.js";
-import { AGENTS, type AgentName, failureAnswer } from "../hook/agent-protocols.js";
+import { AGENTS, type AgentName, failureAnswer, type OnFailure } from "../hook/agent-protocols.js";
 import { reserveAnswer } from "../hook/answer-writer.js";
 import { handleEvent, prepareHarness } from "../hook/handle-event.js";
 import { type AuditWriter, auditWriter } from "../hook/hook-audit.js";
@@ -24,6 +24,13 @@ import type { GlobalOptions } from "../program.js";
 export interface HookOptions {
   /** Milliseconds the stack may take to decide (default 20 000). */
   timeout?: string;
+  /** `block` (default) or `continue`: what a hook that cannot decide does. */
+  onFailure?: string;
+}
+
+export function onFailureOf(value: string | undefined): OnFailure {
+  if (value === undefined || value === "block" || value === "continue") return value ?? "block";
+  throw usageError(`--on-failure ${value}: expected block or continue`);
 }
 
 export function agentName(value: string): AgentName {
@@ -57,7 +64,9 @@ export async function hookCommand(
 ): Promise<number> {
   const out = reserveAnswer();
   let input: HookInput | undefined;
+  let onFailure: OnFailure = "block";
   try {
+    onFailure = onFailureOf(options.onFailure);
     const agent = agentName(agentArg);
     const timeoutMs = timeoutOf(options.timeout, 20_000);
     input = parseHookInput(agent, await readStdin(timeoutMs));
@@ -71,7 +80,7 @@ export async function hookCommand(
       prepareHarness(built.harness);
       const audit = auditFor(built.loaded);
       try {
-        return out.answer(await handleEvent(built.harness, audit, input, timeoutMs));
+        return out.answer(await handleEvent(built.harness, audit, input, timeoutMs, onFailure));
       } finally {
         audit?.close();
       }
@@ -81,6 +90,6 @@ export async function hookCommand(
   } catch (error) {
     const message = (error as Error)?.message ?? String(error);
     const hint = (error as { hint?: string }).hint;
-    return out.answer(failureAnswer(input?.event, hint ? `${message} (${hint})` : message));
+    return out.answer(failureAnswer(input?.event, hint ? `${message} (${hint})` : message, onFailure));
   }
 }

@@ -109,9 +109,22 @@ export function reasonText(by: string, reason: string): string {
 /** Events where a failure blocks (fail closed); elsewhere a failure is reported and the agent goes on. */
 export const GATING_EVENTS: readonly HookEvent[] = ["PreToolUse", "PermissionRequest", "UserPromptSubmit"];
 
-/** A hook that could not decide: exit 2 with the reason, where that blocks; else exit 1 (reported). */
-export function failureAnswer(event: HookEvent | undefined, message: string): HookAnswer {
+/** What a hook that could not decide does: `block` (the default) or `continue` (`--on-failure continue`). */
+export type OnFailure = "block" | "continue";
+
+/**
+ * A hook that could not decide: exit 2 with the reason, where that blocks;
+ * else exit 1 (reported). With `continue`, no answer at all (exit 0, the
+ * reason on stderr): the agent's own permissions decide.
+ */
+export function failureAnswer(
+  event: HookEvent | undefined,
+  message: string,
+  onFailure: OnFailure = "block",
+): HookAnswer {
   const text = `rein hook: ${message}`;
+  if (onFailure === "continue")
+    return { exitCode: 0, stdout: "", stderr: `${text} (--on-failure continue: not decided)\n` };
   if (event === undefined || GATING_EVENTS.includes(event))
     return blocked(`${text} (blocked: Rein fails closed)`);
   return { exitCode: 1, stdout: "", stderr: `${text}\n` };

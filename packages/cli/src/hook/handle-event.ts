@@ -9,10 +9,11 @@
  * gating events.
  */
 import type { AgentHarness } from "@rein/harness";
-import { answerFor, failureAnswer, type HookAnswer } from "./agent-protocols.js";
+import { answerFor, failureAnswer, type HookAnswer, type OnFailure } from "./agent-protocols.js";
 import type { AuditWriter } from "./hook-audit.js";
 import {
   decideCompaction,
+  decidePrompt,
   decideStop,
   decideToolEvent,
   decideToolResult,
@@ -44,6 +45,8 @@ async function decide(harness: AgentHarness, input: HookInput): Promise<HookDeci
       return decideStop(harness, input);
     case "PreCompact":
       return decideCompaction(harness, input);
+    case "UserPromptSubmit":
+      return decidePrompt(harness, input);
     default:
       return { verdict: { kind: "none" }, calls: [] };
   }
@@ -54,6 +57,7 @@ export async function handleEvent(
   audit: AuditWriter | undefined,
   input: HookInput,
   timeoutMs: number,
+  onFailure: OnFailure = "block",
 ): Promise<HookAnswer> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -72,7 +76,7 @@ export async function handleEvent(
     }
     return answerFor(input.agent, input.event, input.agentEvent, decision.verdict);
   } catch (error) {
-    return failureAnswer(input.event, describe(error));
+    return failureAnswer(input.event, describe(error), onFailure);
   } finally {
     clearTimeout(timer);
   }

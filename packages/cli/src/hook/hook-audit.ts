@@ -155,6 +155,13 @@ export function auditWriter(store: SessionStore, options: { keepOpen?: boolean }
             session.appendMessage(result);
           }
         }
+        if (input.event === "Stop" && hasPrompt(session)) {
+          // The turn's closing answer: a replayed run ends where the agent's did.
+          const text =
+            typeof input.raw.last_assistant_message === "string" ? input.raw.last_assistant_message : "";
+          const answer = toAssistantMessage(text === "" ? `(${input.agent} turn ended)` : text);
+          session.appendMessage({ ...answer, provider: input.agent, model: input.agent, timestamp: now });
+        }
         if (input.event === "PostToolUse") {
           session.append({
             type: "custom",

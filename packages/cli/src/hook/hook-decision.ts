@@ -156,6 +156,21 @@ export async function decideStop(harness: AgentHarness, input: HookInput): Promi
   return { verdict: { kind: "block", by, reason: message }, calls: [] };
 }
 
+/** A prompt through the `beforeRun` taps: a block (a spent session budget, say) refuses it. */
+export async function decidePrompt(harness: AgentHarness, input: HookInput): Promise<HookDecision> {
+  if (harness.hooks.beforeRun.taps.length === 0 || input.prompt === undefined)
+    return { verdict: { kind: "none" }, calls: [] };
+  const payload = await harness.hooks.beforeRun.promise(
+    { systemPrompt: "", messages: [{ role: "user", content: input.prompt, timestamp: Date.now() }] },
+    harness.hookContext(),
+  );
+  if (payload?.block) {
+    const by = (payload as { by?: string }).by ?? "beforeRun";
+    return { verdict: { kind: "block", by, reason: payload.block.reason }, calls: [] };
+  }
+  return { verdict: { kind: "none" }, calls: [] };
+}
+
 export async function decideCompaction(harness: AgentHarness, input: HookInput): Promise<HookDecision> {
   if (harness.hooks.beforeCompact.taps.length === 0) return { verdict: { kind: "none" }, calls: [] };
   const trigger = input.raw.trigger === "manual" ? "manual" : "threshold";
