@@ -194,13 +194,25 @@ const toolResultsSent = (server: WireServer) =>
 describe("Claude Code 2.1.332 with rein hook claude-code", () => {
   const claude = claudeBinary();
 
-  async function runClaude(dir: string, task: string): Promise<{ run: AgentRun; server: WireServer }> {
+  async function runClaude(
+    dir: string,
+    task: string,
+    asPrinted = false,
+  ): Promise<{ run: AgentRun; server: WireServer }> {
     const server = await startAnthropicServer(anthropicScript, "claude-sonnet-4-5");
     const home = mkdtempSync(join(tmpdir(), "rein-claude-home-"));
     try {
       const run = await runAgent(
         claude,
-        ["-p", `task:${task}`, "--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-5"],
+        // Offline and as root: a model of the scripted server's, and no permission prompts.
+        [
+          "-p",
+          asPrinted ? task : `task:${task}`,
+          "--permission-mode",
+          "bypassPermissions",
+          "--model",
+          "claude-sonnet-4-5",
+        ],
         dir,
         {
           HOME: home,
@@ -220,17 +232,29 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     }
   }
 
-  it("denies the touch in `echo ok; touch marker`, tells the model the rule's reason, and records the decision", async () => {
-    const dir = hookProject();
-    await trustAndInstall(dir, "claude-code");
+  it("the guide, as printed: its rein.config.ts and its three commands deny the touch in `echo ok; touch marker`, tell the model the rule's reason, and record the decision", async () => {
+    const guide = readFileSync(join(repo, "docs", "guides", "agent-hooks.md"), "utf8");
+    const config = /```ts file=rein\.config\.ts\n([\s\S]*?)```/.exec(guide)?.[1] as string;
+    const commands = (/## Three commands\n\n```sh\n([\s\S]*?)```/.exec(guide)?.[1] as string)
+      .trim()
+      .split("\n");
+    expect(commands).toHaveLength(3);
+    const dir = project({ "rein.config.ts": config });
+    const [trust, install, agent] = commands as [string, string, string];
+    // `rein trust` asks on a terminal; the guide gives `--yes` for scripts.
+    expect(trust).toBe("rein trust");
+    const trusted = await rein(["trust", "--yes"], dir, { env: { REIN_TRUST_PROJECT: "" } });
+    expect(trusted.code, trusted.stderr).toBe(0);
+    const installed = await rein(install.split(" ").slice(1), dir, { env: { REIN_TRUST_PROJECT: "" } });
+    expect(installed.code, installed.stderr).toBe(0);
     const settings = JSON.parse(readFileSync(join(dir, ".claude", "settings.json"), "utf8"));
     expect(settings.hooks.PreToolUse[0].hooks[0].command).toContain("hook claude-code");
-    const { run, server } = await runClaude(dir, "compound");
+    const prompt = /^claude -p "(.*)"$/.exec(agent)?.[1] as string;
+    const { run, server } = await runClaude(dir, prompt, true);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     expect(existsSync(join(dir, "marker"))).toBe(false);
     const told = toolResultsSent(server).join("\n");
-    expect(told).toContain("policy:no-touch");
-    expect(told).toContain("no new files from the shell");
+    expect(told).toContain("Rein (policy:no-touch): no new files from the shell");
     const sessions = await sessionsOf(dir);
     expect(sessions).toHaveLength(1);
     const shown = await rein(["sessions", "show", (sessions[0] as { id: string }).id], dir, {
