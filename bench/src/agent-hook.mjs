@@ -1,5 +1,5 @@
 /**
- * Benchmark 8: Rein behind an agent's hooks (`rein hook`, `rein hook serve`).
+ * Benchmark 7: Rein behind an agent's hooks (`rein hook`, `rein hook serve`).
  *
  * - Start-up: one `PreToolUse` event (`echo ok; touch marker`) answered by a
  *   fresh `rein hook claude-code` process, as an agent runs it (the command
@@ -159,7 +159,7 @@ const us = (value) => `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} µ
 
 export function agentHookRows({ process: times, serve }) {
   const group =
-    "8. Agent hooks: one PreToolUse event (`echo ok; touch marker`, denied) on a policy + permissions stack";
+    "7. Agent hooks: one PreToolUse event (`echo ok; touch marker`, denied) on a policy + permissions stack";
   const ratio = times.hook / times.node;
   return [
     {
