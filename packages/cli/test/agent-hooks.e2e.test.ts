@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { claudeBinary, codexLauncher } from "./support/agent-binaries.js";
-import { cleanup, machineEnv, project, rein } from "./support/rein-process.js";
+import { cleanup, machineEnv, project, rein, spawnRein } from "./support/rein-process.js";
 import { startAnthropicServer } from "./support/wire/anthropic-messages.js";
 import { startOpenAIResponsesServer } from "./support/wire/openai-responses.js";
 import type { CapturedRequest, WireServer, WireTurn } from "./support/wire/recording-server.js";
@@ -198,6 +198,7 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     dir: string,
     task: string,
     asPrinted = false,
+    env: Record<string, string> = {},
   ): Promise<{ run: AgentRun; server: WireServer }> {
     const server = await startAnthropicServer(anthropicScript, "claude-sonnet-4-5");
     const home = mkdtempSync(join(tmpdir(), "rein-claude-home-"));
@@ -224,6 +225,7 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
           DISABLE_ERROR_REPORTING: "1",
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
           IS_SANDBOX: "1",
+          ...env,
         },
       );
       return { run, server };
@@ -301,6 +303,45 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
     expect(run.stdout).toContain("UserPromptSubmit operation blocked by hook");
     expect(run.stdout).toContain("changed since it was trusted");
     expect(run.stdout).toContain("Rein fails closed");
+  }, 120_000);
+
+  it("decides through `rein hook serve` as a Claude Code http hook (token in a header from the environment)", async () => {
+    const dir = hookProject();
+    const trusted = await rein(["trust", "--yes"], dir, { env: { REIN_TRUST_PROJECT: "" } });
+    expect(trusted.code, trusted.stderr).toBe(0);
+    const token = "serve-token-e2e-0123456789";
+    const serve = spawnRein(["hook", "serve"], dir, { REIN_TRUST_PROJECT: "", REIN_HOOK_TOKEN: token });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let stderr = "";
+        serve.stderr?.on("data", (chunk) => {
+          stderr += chunk;
+          const found = /listening on (http:\/\/127\.0\.0\.1:\d+\/hook\/claude-code)/.exec(stderr)?.[1];
+          if (found) resolve(found);
+        });
+        serve.on("exit", (code) => reject(new Error(`hook serve exited ${code}: ${stderr}`)));
+      });
+      const http = {
+        type: "http",
+        url,
+        headers: { Authorization: "Bearer $REIN_HOOK_TOKEN" },
+        allowedEnvVars: ["REIN_HOOK_TOKEN"],
+        timeout: 30,
+      };
+      mkdirSync(join(dir, ".claude"), { recursive: true });
+      writeFileSync(
+        join(dir, ".claude", "settings.json"),
+        JSON.stringify({ hooks: { PreToolUse: [{ hooks: [http] }] } }),
+      );
+      const { run, server } = await runClaude(dir, "compound", false, { REIN_HOOK_TOKEN: token });
+      expect(run.code, run.stderr + run.stdout).toBe(0);
+      expect(existsSync(join(dir, "marker"))).toBe(false);
+      expect(toolResultsSent(server).join("\n")).toContain(
+        "Rein (policy:no-touch): no new files from the shell",
+      );
+    } finally {
+      serve.kill("SIGTERM");
+    }
   }, 120_000);
 });
 
