@@ -25,6 +25,7 @@ export default defineConfig({
       { id: "echo", rule: "bash(echo *)", decision: "allow", reason: "echo is harmless" },
       { id: "no-touch", rule: "bash(touch *)", decision: "deny", reason: "no new files from the shell" },
       { id: "env", rule: "read(**/.env*)", decision: "deny", reason: ".env files hold secrets" },
+      { id: "writes", rule: "write(**)", decision: "allow", reason: "the agent may write anything" },
     ] }],
     redact,
   ],
@@ -144,5 +145,29 @@ describe("rein hook events", () => {
     const coverage = await rein(["replay", "--coverage", "replay-1"], dir);
     expect(coverage.stdout).toContain("policy:no-touch");
     expect(coverage.stdout).toContain("policy:echo");
+  }, 60_000);
+
+  it("never lets the agent write Rein's config or the settings holding its hook, whatever the rules allow", async () => {
+    const dir = project({ "rein.config.ts": CONFIG });
+    const write = await hook("claude-code", dir, {
+      hook_event_name: "PreToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: join(dir, "rein.config.ts"), content: "export default {}" },
+      tool_use_id: "toolu_p1",
+    });
+    expect(JSON.parse(write.stdout).hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining("rein-hook:protected"),
+    });
+    const shell = await hook("codex", dir, {
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "echo ok > .codex/config.toml" },
+      tool_use_id: "toolu_p2",
+      turn_id: "turn-1",
+    });
+    expect(JSON.parse(shell.stdout).hookSpecificOutput.permissionDecisionReason).toContain(
+      "holds the agent's hooks",
+    );
   }, 60_000);
 });

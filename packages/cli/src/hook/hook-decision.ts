@@ -15,6 +15,7 @@ import type { AgentHarness, AssistantMessage, ToolCallFacts } from "@rein/harnes
 import { evaluateToolCall, type ToolCallEvaluation, toAssistantMessage } from "@rein/sdk";
 import type { HookVerdict } from "./agent-protocols.js";
 import type { HookInput } from "./hook-input.js";
+import { protectedTarget } from "./protected-targets.js";
 import { type MappedCall, mapToolCall, type ReinCall } from "./tool-mapping.js";
 
 /** One Rein call and what the stack said about it (for the audit). */
@@ -56,14 +57,24 @@ export async function decideToolEvent(harness: AgentHarness, input: HookInput): 
       { name: call.name, args: call.args, id },
       { skipPermission: true, unregistered: "evaluate" },
     );
-    calls.push({
+    const decided: DecidedCall = {
       id,
       call: { name: call.name, args: evaluation.args },
       decision: evaluation.decision,
       by: evaluation.by,
       reason: evaluation.reason,
       facts: evaluation.facts,
-    });
+    };
+    // No rule can allow the agent to take its own reins off.
+    const risk = harness.tools.find((tool) => tool.name === call.name)?.risk;
+    const off = protectedTarget(harness, risk, evaluation.facts, input.cwd);
+    if (off !== undefined)
+      Object.assign(decided, {
+        decision: "deny",
+        by: `${HOOK_BY}:protected`,
+        reason: `${off}; agents do not write it`,
+      });
+    calls.push(decided);
   }
   if (!mapped.mapped && mapped.unchecked !== undefined) {
     const only = calls[0] as DecidedCall;
