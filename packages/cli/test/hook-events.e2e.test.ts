@@ -170,4 +170,26 @@ describe("rein hook events", () => {
       "holds the agent's hooks",
     );
   }, 60_000);
+
+  it("records the calls of hooks that run at once (an agent's parallel calls) in one session, none lost", async () => {
+    const dir = project({ "rein.config.ts": CONFIG });
+    const answers = await Promise.all(
+      [0, 1, 2, 3].map((n) =>
+        hook("claude-code", dir, {
+          session_id: "parallel-1",
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: `echo call-${n}` },
+          tool_use_id: `toolu_par${n}`,
+        }),
+      ),
+    );
+    for (const answer of answers) expect(answer.code, answer.stderr).toBe(0);
+    const listed = await rein(["sessions", "list", "--json"], dir);
+    const sessions = listed.stdout.trim().split("\n").filter(Boolean);
+    expect(sessions).toHaveLength(1);
+    const shown = await rein(["sessions", "show", "parallel-1"], dir);
+    for (const n of [0, 1, 2, 3]) expect(shown.stdout).toContain(`echo call-${n}`);
+  }, 60_000);
 });
+

@@ -16,7 +16,8 @@
  * entry is on disk when the hook answers (close syncs).
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
 import {
   type DecisionRecord,
   isHarnessError,
@@ -32,6 +33,7 @@ import type { HookInput } from "./hook-input.js";
 
 export const RESULT_ENTRY_TYPE = "rein.agent-tool-result";
 const LOCK_WAIT_MS = 10_000;
+const STALE_CLAIM_MS = 10_000;
 
 /** The Rein session id for an agent's session id: itself when it fits a file name, else a UUID-shaped hash. */
 export function reinSessionId(agentSessionId: string): string {
@@ -42,42 +44,74 @@ export function reinSessionId(agentSessionId: string): string {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The file of session `id` in `store`, exactly that id (`pathOf` would also take a prefix). */
+function fileOf(store: SessionStore, id: string): string | undefined {
+  try {
+    const file = store.pathOf(id);
+    return file.endsWith(`_${id}.jsonl`) && existsSync(file) ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Creates session `id` unless another hook process is doing so: the creation is
+ * claimed with an exclusive lock file (two processes creating at once would
+ * write two files with one id). A claim left by a crashed process is taken over
+ * after `STALE_CLAIM_MS`.
+ */
+function createAudit(store: SessionStore, id: string, input: HookInput): Session | undefined {
+  mkdirSync(store.dir, { recursive: true });
+  const claim = join(store.dir, `.${id}.creating`);
+  try {
+    closeSync(openSync(claim, "wx"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    try {
+      if (Date.now() - statSync(claim).mtimeMs > STALE_CLAIM_MS) rmSync(claim, { force: true });
+    } catch {
+      // gone meanwhile: the next try sees the session or claims again
+    }
+    return undefined;
+  }
+  try {
+    const existing = fileOf(store, id);
+    if (existing) return Session.open(JsonlStorage.open(existing));
+    const createdAt = Date.now();
+    const session = Session.create(
+      JsonlStorage.create(store.fileFor(id, createdAt), {
+        type: "session",
+        version: SESSION_FORMAT_VERSION,
+        id,
+        createdAt,
+        cwd: input.cwd,
+      }),
+    );
+    session.append({
+      type: "session_info",
+      name: `${input.agent} session ${input.sessionId}`,
+      data: { agent: input.agent, agentSessionId: input.sessionId },
+    });
+    return session;
+  } finally {
+    rmSync(claim, { force: true });
+  }
+}
+
 /** Opens (or creates) the audit session of `input`'s agent session, waiting out another hook's lock. */
 async function openAudit(store: SessionStore, input: HookInput): Promise<Session> {
   const id = reinSessionId(input.sessionId);
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
-      let path: string | undefined;
-      try {
-        path = store.pathOf(id);
-      } catch {
-        path = undefined;
-      }
-      if (path !== undefined && existsSync(path)) return Session.open(JsonlStorage.open(path));
-      mkdirSync(store.dir, { recursive: true });
-      const createdAt = Date.now();
-      const session = Session.create(
-        JsonlStorage.create(store.fileFor(id, createdAt), {
-          type: "session",
-          version: SESSION_FORMAT_VERSION,
-          id,
-          createdAt,
-          cwd: input.cwd,
-        }),
-      );
-      session.append({
-        type: "session_info",
-        name: `${input.agent} session ${input.sessionId}`,
-        data: { agent: input.agent, agentSessionId: input.sessionId },
-      });
-      return session;
+      const file = fileOf(store, id);
+      const session = file ? Session.open(JsonlStorage.open(file)) : createAudit(store, id, input);
+      if (session) return session;
     } catch (error) {
-      const busy =
-        isHarnessError(error, "session_in_use") || (error as NodeJS.ErrnoException).code === "EEXIST";
-      if (!busy || Date.now() > deadline) throw error;
-      await sleep(15 + Math.random() * 35);
+      if (!isHarnessError(error, "session_in_use") || Date.now() > deadline) throw error;
     }
+    if (Date.now() > deadline) throw new Error(`session ${id} is being created by another hook for too long`);
+    await sleep(15 + Math.random() * 35);
   }
 }
 
