@@ -82,7 +82,7 @@ export type HookVerdict =
   /** Extra context for the model (SessionStart, UserPromptSubmit, PostToolUse). */
   | { kind: "context"; text: string }
   /** A replaced tool output (PostToolUse redaction): the agent's own output object, rewritten. */
-  | { kind: "output"; output: unknown; mcp: boolean }
+  | { kind: "output"; output: unknown }
   | { kind: "none" };
 
 /** What the hook process does: print `stdout` (one JSON document) and `stderr`, exit with `exitCode`. */
@@ -218,11 +218,9 @@ function postToolUse(agent: AgentName, agentEvent: string, verdict: HookVerdict)
   if (verdict.kind !== "output") return silent;
   if (agent === "claude-code")
     return json({ hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: verdict.output } });
-  if (agent === "codex" && verdict.mcp)
-    return json({
-      hookSpecificOutput: { hookEventName: "PostToolUse", updatedMCPToolOutput: verdict.output },
-    });
-  // No way to replace this output in this agent: say so to the model instead of passing it silently.
+  // Codex 0.171's schema lists updatedMCPToolOutput, but its runtime refuses it ("PostToolUse hook
+  // returned unsupported updatedMCPToolOutput", in its binary), as Gemini CLI has no such field:
+  // no way to replace the output there, so the model is told not to use it.
   return json({
     decision: "block",
     reason:

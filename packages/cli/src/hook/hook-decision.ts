@@ -142,7 +142,7 @@ export async function decideToolResult(harness: AgentHarness, input: HookInput):
     for (const [index, leaf] of leaves.entries())
       (output as Record<string, unknown>)[leaf.key as string] = texts[index] ?? "";
   }
-  return { verdict: { kind: "output", output, mcp: call.name.startsWith("mcp__") }, calls: [] };
+  return { verdict: { kind: "output", output }, calls: [] };
 }
 
 /** The last answer the agent gave, as the assistant message `beforeStop` taps read. */
