@@ -426,4 +426,16 @@ describe("Codex 0.171.0 with rein hook codex", () => {
     expect(existsSync(join(dir, "boom-marker"))).toBe(false);
     expect(toolResultsSent(server).join("\n")).toContain("failing closed");
   }, 120_000);
+
+  it("blocks when the hook itself cannot decide (the config changed since it was trusted): exit 2 blocks the prompt", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "codex");
+    writeFileSync(join(dir, "rein.config.ts"), `${CONFIG}\n// edited after trust\n`);
+    const { run, server } = await runCodex(dir, "allowed");
+    const said = run.stdout + run.stderr;
+    expect(toolResultsSent(server).join("\n")).not.toContain("rein-42");
+    // Codex shows the block, not the reason: the prompt never reaches the model with a tool.
+    expect(said).toContain("hook: UserPromptSubmit Blocked");
+    expect(toolResultsSent(server)).toEqual([]);
+  }, 120_000);
 });
