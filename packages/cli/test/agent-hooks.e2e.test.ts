@@ -237,9 +237,8 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
   it("the guide, as printed: its rein.config.ts and its three commands deny the touch in `echo ok; touch marker`, tell the model the rule's reason, and record the decision", async () => {
     const guide = readFileSync(join(repo, "docs", "guides", "agent-hooks.md"), "utf8");
     const config = /```ts file=rein\.config\.ts\n([\s\S]*?)```/.exec(guide)?.[1] as string;
-    const commands = (/## Three commands\n\n```sh\n([\s\S]*?)```/.exec(guide)?.[1] as string)
-      .trim()
-      .split("\n");
+    const block = /## Three commands\n\n```sh\n([\s\S]*?)```/.exec(guide);
+    const commands = (block?.[1] ?? "").trim().split("\n");
     expect(commands).toHaveLength(3);
     const dir = project({ "rein.config.ts": config });
     const [trust, install, agent] = commands as [string, string, string];

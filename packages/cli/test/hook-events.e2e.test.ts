@@ -192,4 +192,3 @@ describe("rein hook events", () => {
     for (const n of [0, 1, 2, 3]) expect(shown.stdout).toContain(`echo call-${n}`);
   }, 60_000);
 });
-
