@@ -278,6 +278,8 @@ describe("Claude Code 2.1.332 with rein hook claude-code", () => {
       env: { REIN_TRUST_PROJECT: "" },
     });
     expect(shown.stdout).toContain("allowed by policy:echo");
+    // What the tool returned, as Claude Code's PostToolUse sent it.
+    expect(shown.stdout).toContain("claude-code ran Bash: rein-42");
   }, 120_000);
 
   it("blocks the call when a gate throws (the harness's failure policy), telling the model which plugin failed", async () => {

@@ -28,10 +28,10 @@ import {
   type SessionStore,
 } from "@rein/harness";
 import { toAssistantMessage } from "@rein/sdk";
+import { RESULT_ENTRY_TYPE } from "./audit-entries.js";
 import type { DecidedCall } from "./hook-decision.js";
 import type { HookInput } from "./hook-input.js";
 
-export const RESULT_ENTRY_TYPE = "rein.agent-tool-result";
 const LOCK_WAIT_MS = 10_000;
 const STALE_CLAIM_MS = 10_000;
 
