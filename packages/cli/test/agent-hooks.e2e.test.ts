@@ -1,8 +1,9 @@
 /**
  * `rein hook` behind the REAL agents: Claude Code 2.1.332 and Codex 0.171.0
- * (their npm packages' native binaries) run non-interactively in a temp
- * project, offline, against a scripted model server on 127.0.0.1 (Anthropic
- * Messages / OpenAI Responses, streaming), with Rein's hook written by
+ * (their npm packages' native binaries) and Gemini CLI 0.61.0 (its Node
+ * bundle) run non-interactively in a temp project, offline, against a
+ * scripted model server on 127.0.0.1 (Anthropic Messages / OpenAI Responses /
+ * Gemini streamGenerateContent, streaming), with Rein's hook written by
  * `rein hook install` after `rein trust --yes`. The model asks for
  * `echo ok; touch marker` under a policy allowing `echo` and denying `touch`:
  * the marker is never created, the agent is told the rule's reason, and
@@ -15,9 +16,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { claudeBinary, codexLauncher } from "./support/agent-binaries.js";
+import { claudeBinary, codexLauncher, geminiBundle } from "./support/agent-binaries.js";
 import { cleanup, machineEnv, project, rein, spawnRein } from "./support/rein-process.js";
 import { startAnthropicServer } from "./support/wire/anthropic-messages.js";
+import { startGeminiServer } from "./support/wire/google-generative-ai.js";
 import { startOpenAIResponsesServer } from "./support/wire/openai-responses.js";
 import type { CapturedRequest, WireServer, WireTurn } from "./support/wire/recording-server.js";
 
@@ -62,6 +64,7 @@ export default defineConfig({
 const COMMANDS: Record<string, string> = {
   compound: "echo ok; touch marker",
   allowed: "echo rein-$((6*7))",
+  braces: "echo rein-{1..3}",
   failing: "ls; touch boom-marker",
 };
 
@@ -113,6 +116,21 @@ function responsesScript(request: CapturedRequest): WireTurn {
         ? { command }
         : { command: ["bash", "-lc", command] };
   return { toolCall: { id: `call_${Date.now()}`, name: tool.name as string, args }, usage: USAGE };
+}
+
+function geminiScript(request: CapturedRequest): WireTurn {
+  const body = request.body as {
+    contents?: { parts?: unknown[] }[];
+    tools?: { functionDeclarations?: { name: string }[] }[];
+  };
+  const contents = body?.contents ?? [];
+  const shell = body?.tools?.some((tool) =>
+    tool.functionDeclarations?.some((f) => f.name === "run_shell_command"),
+  );
+  if (!shell || JSON.stringify(contents.at(-1) ?? {}).includes("functionResponse"))
+    return { text: "done", usage: USAGE };
+  const command = commandFor(JSON.stringify(contents));
+  return { toolCall: { id: `g_${Date.now()}`, name: "run_shell_command", args: { command } }, usage: USAGE };
 }
 
 interface AgentRun {
@@ -438,5 +456,63 @@ describe("Codex 0.171.0 with rein hook codex", () => {
     // Codex shows the block, not the reason: the prompt never reaches the model with a tool.
     expect(said).toContain("hook: UserPromptSubmit Blocked");
     expect(toolResultsSent(server)).toEqual([]);
+  }, 120_000);
+});
+
+describe("Gemini CLI 0.61.0 with rein hook gemini", () => {
+  async function runGemini(dir: string, task: string): Promise<{ run: AgentRun; server: WireServer }> {
+    const server = await startGeminiServer(geminiScript, "gemini-3.1-pro-preview");
+    const home = mkdtempSync(join(tmpdir(), "rein-gemini-home-"));
+    mkdirSync(join(home, ".gemini"), { recursive: true });
+    // An API key (any value) against the scripted server; folder trust off so the project's hooks load.
+    writeFileSync(
+      join(home, ".gemini", "settings.json"),
+      JSON.stringify({
+        security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } },
+        general: { disableAutoUpdate: true },
+        privacy: { usageStatisticsEnabled: false },
+        telemetry: { enabled: false },
+      }),
+    );
+    try {
+      const run = await runAgent(process.execPath, [geminiBundle(), "-p", `task:${task}`, "--yolo"], dir, {
+        HOME: home,
+        GEMINI_API_KEY: "test-key",
+        GOOGLE_GEMINI_BASE_URL: server.origin,
+        GEMINI_CLI_NO_RELAUNCH: "1",
+      });
+      return { run, server };
+    } finally {
+      await server.close();
+    }
+  }
+
+  const functionResponses = (server: WireServer) =>
+    server.requests.map(bodyText).filter((text) => text.includes("functionResponse"));
+
+  it("denies the touch in `echo ok; touch marker` (BeforeTool) and the model is told the rule's reason", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "gemini");
+    const { run, server } = await runGemini(dir, "compound");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(existsSync(join(dir, "marker"))).toBe(false);
+    expect(functionResponses(server).join("\n")).toContain(
+      "Rein (policy:no-touch): no new files from the shell",
+    );
+    const [session] = await sessionsOf(dir);
+    const shown = await rein(["sessions", "show", (session as { id: string }).id], dir, {
+      env: { REIN_TRUST_PROJECT: "" },
+    });
+    expect(shown.stdout).toContain("gemini session");
+    expect(shown.stdout).toContain("denied by policy:no-touch");
+  }, 120_000);
+
+  it("lets an allowed call really run", async () => {
+    const dir = hookProject();
+    await trustAndInstall(dir, "gemini");
+    // Gemini CLI refuses `$((...))` itself; brace expansion shows a real shell ran it.
+    const { run, server } = await runGemini(dir, "braces");
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(functionResponses(server).join("\n")).toContain("rein-1 rein-2 rein-3");
   }, 120_000);
 });

@@ -2,10 +2,10 @@
  * Rein's answers in each agent's hook protocol. Codex's are validated against
  * the output schemas Codex 0.171.0 itself ships (embedded in its binary,
  * read from node_modules here): Codex runs the call on any answer its schema
- * refuses, so every deny must pass them. Gemini CLI (not run here: it needs
- * Google's API) is checked against its documented protocol: hooks/types.d.ts
- * of @google/gemini-cli-core 0.61.0 and the hooks reference (exit 2 blocks
- * with stderr as the reason; `decision` allow / deny / ask / block).
+ * refuses, so every deny must pass them. Gemini CLI's are checked against its
+ * documented protocol (hooks/types.d.ts of @google/gemini-cli-core 0.61.0 and
+ * the hooks reference: exit 2 blocks with stderr as the reason; `decision`
+ * allow / deny / ask / block); agent-hooks.e2e.test.ts also runs it.
  */
 import { readFileSync } from "node:fs";
 import { Ajv } from "ajv";
@@ -170,7 +170,7 @@ describe("Claude Code 2.1.332 answers", () => {
   });
 });
 
-describe("Gemini CLI (documented protocol, @google/gemini-cli-core 0.61.0)", () => {
+describe("Gemini CLI answers (documented protocol, @google/gemini-cli-core 0.61.0)", () => {
   it("BeforeTool is PreToolUse; decisions are top-level decision + reason", () => {
     const input = parseHookInput(
       "gemini",

@@ -1,6 +1,7 @@
 /**
  * The real agents the hook tests run, from packages/cli's devDependencies
- * (pinned: @anthropic-ai/claude-code 2.1.332, @openai/codex 0.171.0). Their
+ * (pinned: @anthropic-ai/claude-code 2.1.332, @openai/codex 0.171.0,
+ * @google/gemini-cli 0.61.0, a Node bundle). The first two
  * npm packages ship native binaries in per-platform packages; Claude Code's
  * postinstall (which would copy it to bin/claude.exe) does not run under pnpm's
  * build policy, so the platform package's binary is used directly.
@@ -36,4 +37,9 @@ export function codexBinary(): string {
   const file = join(platform, "vendor", triple, "bin", "codex");
   if (!existsSync(file)) throw new Error(`no Codex binary at ${file}`);
   return file;
+}
+
+/** Gemini CLI's bundle (run with this Node). */
+export function geminiBundle(): string {
+  return join(packageDir("@google/gemini-cli"), "bundle", "gemini.js");
 }
