@@ -100,7 +100,7 @@ async function benchServe({ scale, dir, log }) {
   const { buildAgent } = await import(cli("agent/build-agent.js"));
   const { handleEvent, prepareHarness } = await import(cli("hook/handle-event.js"));
   const { parseHookInput } = await import(cli("hook/hook-input.js"));
-  const { auditFor } = await import(cli("commands/hook.js"));
+  const { auditFor } = await import(cli("hook/hook-options.js"));
   const agent = await buildAgent({ cwd: dir, ephemeral: true, modelOptional: true });
   prepareHarness(agent.harness);
   const events = Math.max(50, Math.round(2000 * scale));

@@ -14,12 +14,12 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findConfig } from "../config/find-config.js";
 import { ExitCode, usageError } from "../errors.js";
+import type { GlobalOptions } from "../globals.js";
 import { type AgentName, agentEventName, GATING_EVENTS, INSTALLED_EVENTS } from "../hook/agent-protocols.js";
+import { agentName } from "../hook/hook-options.js";
 import { type HookEntry, installJson, isReinCommand, uninstallJson } from "../hook/settings-json.js";
 import { installToml, uninstallToml } from "../hook/settings-toml.js";
-import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
-import { agentName } from "./hook.js";
 
 export interface HookInstallOptions {
   user?: boolean;

@@ -8,10 +8,10 @@
 import { randomBytes } from "node:crypto";
 import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode, usageError } from "../errors.js";
+import type { GlobalOptions } from "../globals.js";
 import { prepareHarness } from "../hook/handle-event.js";
+import { auditFor, timeoutOf } from "../hook/hook-options.js";
 import { startHookServer } from "../hook/hook-server.js";
-import type { GlobalOptions } from "../program.js";
-import { auditFor, timeoutOf } from "./hook.js";
 
 export interface HookServeOptions {
   port?: string;

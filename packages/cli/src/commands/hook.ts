@@ -10,51 +10,20 @@
  * which blocks the call in every agent (a failure on an event that blocks
  * nothing, such as SessionStart, is exit 1: reported, the agent goes on).
  */
-import { buildAgent, sessionStore } from "../agent/build-agent.js";
-import type { LoadedConfig } from "../config/load-config.js";
-import { usageError } from "../errors.js";
-import { AGENTS, type AgentName, failureAnswer, type OnFailure } from "../hook/agent-protocols.js";
+import { buildAgent } from "../agent/build-agent.js";
+import type { GlobalOptions } from "../globals.js";
+import { failureAnswer, type OnFailure } from "../hook/agent-protocols.js";
 import { reserveAnswer } from "../hook/answer-writer.js";
 import { handleEvent, prepareHarness } from "../hook/handle-event.js";
-import { type AuditWriter, auditWriter } from "../hook/hook-audit.js";
 import { type HookInput, parseHookInput } from "../hook/hook-input.js";
+import { agentName, auditFor, onFailureOf, timeoutOf } from "../hook/hook-options.js";
 import { readStdin } from "../hook/read-stdin.js";
-import type { GlobalOptions } from "../program.js";
 
 export interface HookOptions {
   /** Milliseconds the stack may take to decide (default 20 000). */
   timeout?: string;
   /** `block` (default) or `continue`: what a hook that cannot decide does. */
   onFailure?: string;
-}
-
-export function onFailureOf(value: string | undefined): OnFailure {
-  if (value === undefined || value === "block" || value === "continue") return value ?? "block";
-  throw usageError(`--on-failure ${value}: expected block or continue`);
-}
-
-export function agentName(value: string): AgentName {
-  if ((AGENTS as readonly string[]).includes(value)) return value as AgentName;
-  throw usageError(`unknown agent "${value}"`, `agents: ${AGENTS.join(", ")}`);
-}
-
-export function timeoutOf(value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const ms = Number(value);
-  if (!Number.isInteger(ms) || ms <= 0)
-    throw usageError(`--timeout ${value}: expected a positive number of milliseconds`);
-  return ms;
-}
-
-/**
- * The audit of a config's sessions: its JSONL directory. A PostgreSQL session
- * store is not written by hooks yet (the README says so): no audit then.
- */
-export function auditFor(
-  loaded: LoadedConfig,
-  options: { keepOpen?: boolean } = {},
-): AuditWriter | undefined {
-  return loaded.config.session?.store === "postgres" ? undefined : auditWriter(sessionStore(loaded), options);
 }
 
 export async function hookCommand(
