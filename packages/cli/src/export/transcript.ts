@@ -12,6 +12,7 @@ import {
   SKILL_ENTRY,
   TEMPLATE_ENTRY,
 } from "@rein/harness";
+import { RESULT_ENTRY_TYPE } from "../hook/audit-entries.js";
 
 export interface ToolCallView {
   id: string;
@@ -74,6 +75,8 @@ export function transcript(session: Session): TranscriptItem[] {
       });
     else if (entry.type === "model_change")
       items.push({ kind: "note", text: `model: ${entry.provider}/${entry.modelId}`, entryId: entry.id });
+    else if (entry.type === "custom" && entry.customType === RESULT_ENTRY_TYPE)
+      items.push({ kind: "note", text: agentResultText(entry.data), entryId: entry.id });
   }
   return items;
 }
@@ -100,6 +103,19 @@ function invocationNote(type: string, data: unknown): string | undefined {
       ? `skill ${String(record.name)}${VIA[String(record.via)] ?? ""}`
       : `template /${String(record.name)}`;
   return `${what}${args} · ${String(record.path ?? record.file)} · sha256 ${String(record.sha256).slice(0, 12)}`;
+}
+
+/** What an agent's tool returned (a `rein hook` PostToolUse record), in one line. */
+function agentResultText(data: unknown): string {
+  const { agent, tool, response } = (data ?? {}) as { agent?: string; tool?: string; response?: unknown };
+  const output =
+    typeof response === "string"
+      ? response
+      : typeof (response as { stdout?: unknown } | null)?.stdout === "string"
+        ? (response as { stdout: string }).stdout
+        : JSON.stringify(response ?? null);
+  const text = output.trim().replace(/\s+/g, " ");
+  return `${agent ?? "the agent"} ran ${tool ?? "a tool"}: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}`;
 }
 
 function addMessage(
