@@ -57,17 +57,13 @@ const seconds = (now() - started) / 1000;
 
 const missed = rows.filter((r) => r.met === "**no**").length;
 const met = rows.filter((r) => r.met === "yes").length;
-const report = [
-  describeRun({ reps, scale, seconds }),
-  "",
-  renderTable(rows),
-  "",
-  `Targets met: ${met} of ${met + missed}.`,
-];
+const report = [describeRun({ reps, scale, seconds }), "", renderTable(rows), ""];
+// Scripts read this line: it sits right under the table.
 if (only.has("peers")) {
   const peers = rows.filter((r) => r.peers && (r.met === "yes" || r.met === "**no**"));
   report.push(`Peers targets met: ${peers.filter((r) => r.met === "yes").length} of ${peers.length}.`);
 }
+report.push(`Targets met: ${met} of ${met + missed}.`);
 const text = report.join("\n");
 console.log(text);
 if (values.out) fs.writeFileSync(values.out, `${text}\n`);
