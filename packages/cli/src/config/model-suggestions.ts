@@ -8,7 +8,7 @@
  * the error path: it loads the whole catalogue (every provider's model data, ~1 MB of
  * JSON), which a run never does, so the catalogue is imported here, not at start-up.
  */
-import { allowedEdits, editDistance } from "./closest-names.js";
+import { allowedEdits, editDistance } from "@rein/sdk";
 import { modelCollection } from "./model-catalog.js";
 
 interface Known {
