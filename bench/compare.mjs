@@ -227,7 +227,13 @@ async function compareStartup() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-compare-startup-"));
   const agentDir = path.join(dir, "pi-agent");
   fs.mkdirSync(agentDir);
-  const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, NO_COLOR: "1" };
+  // Rein loads only trusted project code: a config dir of its own, where each tree records the fixtures.
+  const env = {
+    ...process.env,
+    PI_CODING_AGENT_DIR: agentDir,
+    NO_COLOR: "1",
+    REIN_CONFIG_DIR: path.join(dir, "rein-config"),
+  };
   delete env.REIN_CACHE_DIR;
   try {
     const commands = { node: ["-e", "0"] };
@@ -264,6 +270,14 @@ async function compareStartup() {
     const { reinDir, count } = writeFixtures(path.join(dir, "fixtures"));
     log(`startup: Rein's ${count} plugins, cold + warm, both trees, ${reps} reps (+1 cold warm-up)`);
     const results = { before: { cold: [], warm: [] }, after: { cold: [], warm: [] } };
+    for (const root of Object.values(trees)) {
+      const trustCache = path.join(dir, "cache-trust");
+      await node([path.join(root, "bench/src/startup-worker.mjs"), "trust-record", reinDir], {
+        ...env,
+        REIN_CACHE_DIR: trustCache,
+        TMPDIR: trustCache,
+      });
+    }
     let fresh = 0;
     for (let rep = -1; rep < reps; rep++) {
       const order = rep % 2 === 0 ? ["before", "after"] : ["after", "before"];

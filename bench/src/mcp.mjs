@@ -14,6 +14,7 @@
  * Each contender keeps its server running between reps (started untimed); a
  * rep is `calls` sequential calls, interleaved with the other contenders.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -163,10 +164,14 @@ export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverO
   const direct = await sdkClient(process.execPath, [modules.everything, "stdio"]);
   const agent = await reinAgent();
   const local = await reinAgent(true);
-  const served = await sdkClient(process.execPath, [CLI, "mcp", "serve"], {
+  // Rein runs only trusted project code: the project is recorded once, as `rein trust` would.
+  const env = { ...process.env, NO_COLOR: "1", REIN_CONFIG_DIR: path.join(project, ".bench-config") };
+  execFileSync(process.execPath, [CLI, "trust", "--yes"], {
     cwd: project,
-    env: { ...process.env, NO_COLOR: "1" },
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
   });
+  const served = await sdkClient(process.execPath, [CLI, "mcp", "serve"], { cwd: project, env });
   try {
     const timings = await interleave(
       [

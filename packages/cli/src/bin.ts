@@ -1,9 +1,18 @@
 #!/usr/bin/env node
 /**
  * Entry point of `rein`. `--version` answers before anything else loads (it is
- * what scripts and shell prompts call most); everything else is in main.ts.
+ * what scripts and shell prompts call most); every other command first turns on
+ * Node's compile cache (compile-cache.ts: a start then compiles none of the modules
+ * an earlier one compiled) and keeps V8's young generation at its initial size, then
+ * loads main.ts.
+ *
+ * The young generation: V8 grows it to 16-32 MiB as a process allocates, which was the
+ * largest part of a `rein run`'s peak RSS above its code (a 20-call run: 146 → 119 MiB
+ * without growth, for ~2-5% more CPU in scavenges). A CLI run allocates in short bursts
+ * between model responses, so scavenging a small space more often costs little.
  */
 import { readFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
 
 const [first, ...rest] = process.argv.slice(2);
 if ((first === "--version" || first === "-v") && rest.length === 0) {
@@ -12,5 +21,8 @@ if ((first === "--version" || first === "-v") && rest.length === 0) {
   };
   process.stdout.write(`${pkg.version}\n`);
 } else {
+  setFlagsFromString("--semi-space-growth-factor=1");
+  const { enableCompileCache } = await import("./compile-cache.js");
+  enableCompileCache();
   await import("./main.js");
 }

@@ -11,6 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, relative, sep } from "node:path";
 import {
   type AgentHarness,
@@ -19,8 +20,13 @@ import {
   TEMPLATE_ENTRY,
   type TemplateResource,
 } from "@rein/harness";
-import { parse as parseYaml } from "yaml";
 import { usageError } from "../errors.js";
+
+/** yaml (~280 KiB of modules) loads with the first front matter, not with every `rein run`. */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return yaml.parse(text);
+}
 
 export const TEMPLATE_DIR = ".rein/prompts";
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;

@@ -5,9 +5,9 @@
  * `claude-sonnet-4-5` suggests `anthropic/claude-sonnet-4-5`. Among equally close
  * ids (one id is served by many providers), custom models come first, then
  * providers with credentials set, then the model makers' own APIs. Computed only on
- * the error path: it loads the whole catalogue, which a run never does.
+ * the error path: it loads the whole catalogue (every provider's model data, ~1 MB of
+ * JSON), which a run never does, so the catalogue is imported here, not at start-up.
  */
-import { builtinProviders } from "@earendil-works/pi-ai/providers/all";
 import { allowedEdits, editDistance } from "@rein/sdk";
 import { modelCollection } from "./model-catalog.js";
 
@@ -24,6 +24,7 @@ const MAKERS = ["anthropic", "openai", "google", "xai", "mistral", "deepseek"];
 
 async function catalogue(customIds: readonly string[]): Promise<Known[]> {
   const known: Known[] = customIds.map((id) => ({ name: id, id, rank: 0 }));
+  const { builtinProviders } = await import("@earendil-works/pi-ai/providers/all");
   const providers = builtinProviders();
   const models = modelCollection(...providers);
   for (const provider of providers) {

@@ -13,12 +13,10 @@
  * 2019-09 and draft-07 when named); `ajv-formats` gives the standard `format`s.
  */
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import type { AgentMessage, RunOutcome } from "@rein/harness";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import { usageError } from "../errors.js";
 
 export type Checked = { ok: true; value: unknown } | { ok: false; errors: string[] };
@@ -31,7 +29,13 @@ export interface OutputSchema {
   check(answer: string): Checked;
 }
 
+/** Ajv (~100 modules) loads only for a run with `--output-schema`, not with every `rein run`. */
 function validatorFor(schema: Record<string, unknown>): Ajv {
+  const require = createRequire(import.meta.url);
+  const { Ajv } = require("ajv") as typeof import("ajv");
+  const { Ajv2019 } = require("ajv/dist/2019.js") as typeof import("ajv/dist/2019.js");
+  const { Ajv2020 } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  const addFormats = require("ajv-formats") as typeof import("ajv-formats");
   const draft = typeof schema.$schema === "string" ? schema.$schema : "";
   const options = { allErrors: true, strict: true } as const;
   const ajv =
@@ -40,7 +44,8 @@ function validatorFor(schema: Record<string, unknown>): Ajv {
       : draft.includes("2019-09")
         ? new Ajv2019(options)
         : new Ajv2020(options);
-  (addFormats as unknown as (ajv: Ajv) => void)(ajv);
+  const add = ((addFormats as { default?: unknown }).default ?? addFormats) as (ajv: Ajv) => void;
+  add(ajv);
   return ajv;
 }
 

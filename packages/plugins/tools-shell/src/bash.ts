@@ -25,7 +25,7 @@ import { OutputCollector, type TruncationLimits } from "./output.js";
 import { type OutputFileOptions, OutputFiles } from "./output-files.js";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode, type SandboxOptions } from "./sandbox-policy.js";
 import { SandboxUnavailable } from "./sandbox-runtime.js";
-import { type Boundary, sandboxedCommand } from "./sandboxed-command.js";
+import { type Boundary, prepareSandbox, sandboxedCommand } from "./sandboxed-command.js";
 
 export interface BashToolOptions {
   /** Directory commands run in, relative to the working directory. Default: the working directory. */
@@ -118,6 +118,11 @@ export interface BashToolHandle {
   tool: ReturnType<typeof createBashTool>;
   /** Removes the kept full-output files and the sandbox's private temp dir. */
   dispose(): void;
+  /**
+   * Starts the OS sandbox for commands in `cwd` ahead of the first one (`prepareSandbox`);
+   * resolves when it is ready or could not start (the first command then says why).
+   */
+  prepare(cwd: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** Signals a process group; false when it no longer exists. */
@@ -152,6 +157,10 @@ export function openBashTool(options: BashToolOptions = {}): BashToolHandle {
       outputs.dispose();
       scratch.dispose();
     },
+    prepare: (cwd, signal) =>
+      prepareSandbox(boundaryOf(options, scratch), resolve(cwd, options.root ?? "."), signal).catch(
+        () => undefined,
+      ),
   };
 }
 
@@ -162,9 +171,8 @@ function buildBashTool(options: BashToolOptions, outputs: OutputFiles, scratch: 
     tailLines: settings.tailLines,
     maxBytes: settings.maxBytes,
   };
-  const mode: SandboxMode = options.sandbox?.mode ?? DEFAULT_SANDBOX_MODE;
-  const escapeMode = options.unsandboxedEscape ?? "never";
-  const boundary: Boundary = { mode, escape: escapeMode, options: options.sandbox ?? {}, scratch };
+  const boundary = boundaryOf(options, scratch);
+  const { mode } = boundary;
   return defineTool<typeof parameters, BashDetails>({
     name: "bash",
     label: "Run shell command",
@@ -190,6 +198,11 @@ function buildBashTool(options: BashToolOptions, outputs: OutputFiles, scratch: 
     }),
     execute: (args, ctx) => runBash(args, ctx, settings, limits, boundary, outputs),
   });
+}
+
+function boundaryOf(options: BashToolOptions, scratch: OutputFiles): Boundary {
+  const mode: SandboxMode = options.sandbox?.mode ?? DEFAULT_SANDBOX_MODE;
+  return { mode, escape: options.unsandboxedEscape ?? "never", options: options.sandbox ?? {}, scratch };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -5,6 +5,7 @@
 import { definePlugin, SdkError, Type } from "@rein/sdk";
 import { openBashTool } from "./bash.js";
 import { gateUnsandboxedRuns } from "./escape.js";
+import { DEFAULT_SANDBOX_MODE } from "./sandbox-policy.js";
 import { releaseRuntimeIfIdle } from "./sandbox-runtime.js";
 
 export {
@@ -136,7 +137,24 @@ export default definePlugin({
     const handle = openBashTool({ ...options, unsandboxedEscape: "ask" });
     rein.registerTool(handle.tool);
     gateUnsandboxedRuns(rein, handle.tool.name);
+    // The sandbox starts when the agent's first request is on its way, not at setup (where
+    // `rein plugins` or `rein tools` would start it for nothing) nor with the first command
+    // (which would wait 0.3-0.7 s for it): the model's answer takes longer than the start.
+    // A run that ends first (a text-only answer) stops it after the runtime's import.
+    let preparing: Promise<void> | undefined;
+    const done = new AbortController();
+    if ((options.sandbox?.mode ?? DEFAULT_SANDBOX_MODE) !== "off") {
+      const stop = rein.on("turn_start", () => {
+        stop();
+        const timer = setTimeout(() => {
+          preparing = handle.prepare(rein.config.cwd, done.signal);
+        }, 0);
+        timer.unref();
+      });
+    }
     rein.onDispose(async () => {
+      done.abort();
+      await preparing;
       handle.dispose();
       await releaseRuntimeIfIdle();
     });

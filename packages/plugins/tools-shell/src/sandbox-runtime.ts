@@ -87,6 +87,11 @@ function runProbe(wrapped: string, cwd: string): Promise<{ code: number | null; 
   });
 }
 
+/** Imports the runtime (the larger part of a start); starts nothing. */
+export async function loadRuntime(): Promise<void> {
+  SandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;
+}
+
 async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, key: string): Promise<void> {
   if (process.platform !== "linux" && process.platform !== "darwin") {
     throw unavailable(`platform ${process.platform} is not supported (Linux with bubblewrap, or macOS)`);
@@ -96,7 +101,7 @@ async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, k
       throw unavailable(`${name} must be an absolute path`);
   }
   try {
-    SandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;
+    await loadRuntime();
   } catch (error) {
     throw unavailable(`@anthropic-ai/sandbox-runtime does not load: ${(error as Error).message}`);
   }

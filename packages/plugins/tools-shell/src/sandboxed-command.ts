@@ -15,7 +15,7 @@ import {
   type SandboxOptions,
   symlinkedState,
 } from "./sandbox-policy.js";
-import { acquireSandbox, SandboxUnavailable, wrapCommand } from "./sandbox-runtime.js";
+import { acquireSandbox, loadRuntime, SandboxUnavailable, wrapCommand } from "./sandbox-runtime.js";
 
 /** The tool's boundary: its mode, whether the escape may ask, its options and temp dir. */
 export interface Boundary {
@@ -79,6 +79,30 @@ export function removePlantedPointers(paths: readonly string[]): string[] {
     planted.push(path);
   }
   return planted;
+}
+
+/**
+ * Starts the sandbox runtime for commands run in `cwd` now, probe included, so the
+ * first command does not wait for it (importing and starting the runtime costs
+ * 0.3-0.7 s). The runtime is the process's and keyed by its network policy, which
+ * does not depend on `cwd`: a later command with the same policy finds it started and
+ * probed, one with another policy starts its own. A failure is not reported here: the
+ * runtime stays unstarted and the first command retries, and fails closed as ever.
+ * Once `signal` is aborted (the host is done) nothing more is started.
+ */
+export async function prepareSandbox(boundary: Boundary, cwd: string, signal?: AbortSignal): Promise<void> {
+  if (boundary.mode === "off") return;
+  await loadRuntime();
+  if (signal?.aborted) return;
+  const policy = resolveSandboxPolicy(boundary.options, {
+    root: cwd,
+    cwd,
+    privateTmp: boundary.scratch.directory(),
+  });
+  if (policy === undefined) return;
+  const { bwrapPath, socatPath } = boundary.options;
+  const release = await acquireSandbox(policy, { bwrapPath, socatPath });
+  await release();
 }
 
 export async function sandboxedCommand(

@@ -7,6 +7,7 @@
  */
 import { createRequire } from "node:module";
 import { Language, Parser } from "web-tree-sitter";
+import { keepWasmOnLiftoff } from "./wasm-tiering.js";
 
 let loading: Promise<Parser> | undefined;
 
@@ -26,6 +27,8 @@ export function loadBashParser(): Promise<Parser> {
 }
 
 async function build(): Promise<Parser> {
+  // Before the runtime's and the grammar's WebAssembly is compiled (wasm-tiering.ts).
+  keepWasmOnLiftoff();
   await Parser.init();
   const require = createRequire(import.meta.url);
   const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));

@@ -1,6 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
 import { defineTool, type ToolResult, Type } from "@rein/sdk";
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { openFile, writeConfined } from "../confined-open.js";
 import { resolveRoot, targetOf } from "../paths.js";
 import { protectedCheck } from "../protected-paths.js";
@@ -121,6 +120,8 @@ async function editOpened(
     args.replaceAll === true ? before.split(oldText).join(newText) : before.replace(oldText, () => newText);
   if (signal.aborted) return errorResult("aborted; the file was not changed");
   await writeConfined(handle, after);
+  // diff loads with the first edit, not with every agent that has the tool.
+  const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await import("diff");
   const diff = createTwoFilesPatch(
     `a/${target.display}`,
     `b/${target.display}`,

@@ -1,0 +1,122 @@
+/**
+ * The sandbox starts ahead of the first command (`BashToolHandle.prepare`, which the
+ * plugin calls when the agent's first request goes out): a plugin set up without a run
+ * starts nothing; a run starts the runtime before its first command; a prepare that
+ * cannot start the sandbox reports nothing and the command still fails closed; an
+ * aborted prepare starts nothing after the runtime's import. A fresh Node process each
+ * (the runtime is a process-wide singleton), on the built `dist/`.
+ */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "./helpers.js";
+
+const INDEX = fileURLToPath(new URL("../dist/index.js", import.meta.url));
+const TESTING = fileURLToPath(new URL("../../../sdk/dist/testing/index.js", import.meta.url));
+
+const PRELUDE = `
+import { createRequire, registerHooks, syncBuiltinESMExports } from "node:module";
+// Every bwrap command started (the probe and the commands), counted before the tool loads.
+const cp = createRequire(import.meta.url)("node:child_process");
+const spawn = cp.spawn;
+let bwraps = 0;
+cp.spawn = function (file, args, ...rest) {
+  if (Array.isArray(args) && args.some((a) => typeof a === "string" && a.includes("bwrap"))) bwraps++;
+  return spawn.call(this, file, args, ...rest);
+};
+syncBuiltinESMExports();
+const resolved = [];
+registerHooks({ resolve(specifier, context, next) { resolved.push(specifier); return next(specifier, context); } });
+const loaded = () => resolved.some((s) => s.startsWith("@anthropic-ai/sandbox-runtime"));
+const shell = await import(process.env.INDEX);
+const context = (id) => ({ signal: new AbortController().signal, update() {}, cwd: process.env.ROOT, sessionId: "s", toolCallId: id, facts: {} });
+const text = (result) => result.content.map((c) => c.text ?? "").join("");
+`;
+
+function run(script: string) {
+  const root = tempDir();
+  const child = spawnSync(process.execPath, ["--input-type=module", "-e", PRELUDE + script], {
+    cwd: root,
+    env: { ...process.env, INDEX, TESTING, ROOT: root },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(child.status, child.stderr).toBe(0);
+  return JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "") as Record<string, unknown>;
+}
+
+describe("preparing the sandbox", () => {
+  it("starts the runtime and runs its probe before any command; the first command then runs sandboxed", () => {
+    const seen = run(`
+const handle = shell.openBashTool();
+const before = loaded();
+await handle.prepare(process.env.ROOT);
+const prepared = loaded();
+const probes = bwraps;
+const result = await handle.tool.execute({ command: "echo in-sandbox" }, context("c1"));
+handle.dispose();
+await shell.releaseRuntimeIfIdle();
+process.stdout.write(JSON.stringify({ before, prepared, probes, bwraps, isError: result.isError, text: text(result) }));
+`);
+    // The probe ran in prepare; the command then was the only other bwrap command.
+    expect(seen).toMatchObject({ before: false, prepared: true, probes: 1, bwraps: 2, isError: false });
+    expect(seen.text).toContain("in-sandbox");
+  });
+
+  it("reports nothing when the sandbox cannot start, and the command still fails closed", () => {
+    const seen = run(`
+const handle = shell.openBashTool({ sandbox: { bwrapPath: "/nonexistent/bwrap" } });
+const prepared = await handle.prepare(process.env.ROOT).then(() => "resolved", (e) => "rejected: " + e.message);
+const result = await handle.tool.execute({ command: "echo ran > ran.txt" }, context("c1"));
+const { existsSync } = await import("node:fs");
+handle.dispose();
+process.stdout.write(JSON.stringify({ prepared, isError: result.isError, text: text(result), ran: existsSync(process.env.ROOT + "/ran.txt") }));
+`);
+    expect(seen).toMatchObject({ prepared: "resolved", isError: true, ran: false });
+    expect(seen.text).toMatch(/sandbox cannot start[\s\S]*The command was not run/);
+  });
+
+  it("does nothing for an unsandboxed tool, and starts nothing after the import once aborted", () => {
+    const seen = run(`
+const off = shell.openBashTool({ sandbox: { mode: "off" } });
+await off.prepare(process.env.ROOT);
+const offLoaded = loaded();
+const handle = shell.openBashTool();
+const done = new AbortController();
+done.abort();
+await handle.prepare(process.env.ROOT, done.signal);
+const abortedBwraps = bwraps;
+// Nothing was started: the command starts the runtime (probe + itself: two bwrap commands).
+const result = await handle.tool.execute({ command: "echo later" }, context("c1"));
+handle.dispose();
+await shell.releaseRuntimeIfIdle();
+process.stdout.write(JSON.stringify({ offLoaded, abortedLoaded: loaded(), abortedBwraps, bwraps, isError: result.isError, text: text(result) }));
+`);
+    expect(seen).toMatchObject({
+      offLoaded: false,
+      abortedLoaded: true,
+      abortedBwraps: 0,
+      bwraps: 2,
+      isError: false,
+    });
+    expect(seen.text).toContain("later");
+  });
+
+  it("as a plugin: a host set up without a run starts nothing; a run starts the sandbox when its first request goes out", () => {
+    const seen = run(`
+const { createTestHarness } = await import(process.env.TESTING);
+const plugin = shell.default;
+const idle = await createTestHarness({ plugins: [plugin], config: { cwd: process.env.ROOT } });
+await new Promise((done) => setTimeout(done, 200));
+const afterSetup = loaded();
+await idle.dispose();
+const t = await createTestHarness({ plugins: [plugin], config: { cwd: process.env.ROOT }, script: ["no command needed"] });
+await t.prompt("answer");
+await new Promise((done) => setTimeout(done, 50));
+const afterRun = loaded();
+await t.dispose();
+process.stdout.write(JSON.stringify({ afterSetup, afterRun }));
+`);
+    expect(seen).toEqual({ afterSetup: false, afterRun: true });
+  });
+});
