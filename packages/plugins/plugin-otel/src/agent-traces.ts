@@ -87,28 +87,38 @@ export class AgentTraces {
 function route(trace: RunTrace, event: HarnessEvent): void {
   switch (event.type) {
     case "agent_start":
-      return trace.runStarted(event);
+      trace.runStarted(event);
+      return;
     case "turn_start":
-      return trace.turnStarted(event);
+      trace.turnStarted(event);
+      return;
     case "message_end":
       if (event.message.role === "assistant") trace.assistantMessage(event.message);
       return;
     case "retry":
-      return trace.retry(event);
+      trace.retry(event);
+      return;
     case "tool_decision":
-      return trace.decided(event);
+      trace.decided(event);
+      return;
     case "tool_parked":
-      return trace.parked(event);
+      trace.parked(event);
+      return;
     case "tool_execution_start":
-      return trace.executionStarted(event);
+      trace.executionStarted(event);
+      return;
     case "tool_execution_end":
-      return trace.executionEnded(event);
+      trace.executionEnded(event);
+      return;
     case "plugin_error":
-      return trace.pluginError(event);
+      trace.pluginError(event);
+      return;
     case "abort":
-      return trace.aborted(event);
+      trace.aborted(event);
+      return;
     case "agent_end":
-      return trace.runEnded(event);
+      trace.runEnded(event);
+      return;
     default:
       return;
   }
