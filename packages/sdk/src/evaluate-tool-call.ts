@@ -151,13 +151,8 @@ export async function evaluateToolCall(
     };
   }
   const decided = await decideToolCall(
-    {
-      hooks: harness.hooks,
-      defaultVerdict: () => harness.defaultToolVerdict,
-      contextFor: (info) => harness.toolHookContext(signal, info),
-      emit: async () => undefined, // an evaluation is not a fact: no events
-      place: { cwd: harness.cwd, sessionId: harness.sessionId },
-    },
+    // An evaluation is not a fact: no events (the environment's `emit` does nothing).
+    harness.decisionEnvironment(signal),
     call,
     tool,
     // A registered tool's arguments are validated, which copies them; those of a tool the

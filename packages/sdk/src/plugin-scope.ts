@@ -181,7 +181,7 @@ export class PluginScope {
       setDefaultToolVerdict: (verdict: DefaultToolVerdict) => {
         this.assertLive("set the default tool verdict");
         const previous = this.verdictSet?.previous ?? harness.defaultToolVerdict;
-        harness.setDefaultToolVerdict(verdict);
+        harness.setDefaultToolVerdict(verdict, { owner: this.name });
         this.verdictSet = { previous, set: verdict };
       },
       onDispose: (cleanup: Cleanup) => {
