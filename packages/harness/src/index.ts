@@ -64,8 +64,10 @@ export {
   type HookName,
   type HookPayload,
   type HookResult,
+  type OwnedTap,
   type ReinTapOptions,
   Stage,
+  type TapOwner,
 } from "./hooks/hook-table.js";
 export type {
   AttributedVerdict,
@@ -90,6 +92,7 @@ export type {
   SummaryDecision,
   ToolCallInfo,
   ToolCallPayload,
+  ToolCallView,
   ToolGateCall,
   ToolHookContext,
   ToolResultPayload,

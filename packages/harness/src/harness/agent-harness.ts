@@ -64,6 +64,8 @@ export class AgentHarness extends HarnessConfig {
   readonly hooks: HarnessHooks;
   readonly session: Session;
   private readonly driver = new PluginDriver();
+  /** Runs plugin code through the harness's one driver (tagged, tracked, timed): @rein/sdk's setups and cleanups. */
+  readonly plugins: Pick<PluginDriver, "run"> = this.driver;
   private readonly events: EventBus;
   private readonly gate: PhaseGate;
   protected readonly config: LiveConfig;

@@ -29,6 +29,8 @@ import {
   type HookPayload,
   type HookResult,
   type HookSpec,
+  type OwnedTap,
+  type TapOwner,
 } from "./hook-table.js";
 import type { AttributedVerdict, HookContext, ToolGateCall, ToolHookContext } from "./hook-types.js";
 
@@ -55,12 +57,18 @@ type Runner = (
 ) => Promise<unknown>;
 
 type TapType = RawTap["type"];
-type TapOptionsObject = { name?: unknown; registration?: number; [option: string]: unknown };
+type TapOptionsObject = { name?: unknown; owner?: TapOwner; stage?: unknown; [option: string]: unknown };
 
 /** The parts of a Tapable hook a Rein hook type sets (Tapable's d.ts leaves `compile` out). */
 interface HookType {
+  readonly name: string | undefined;
   taps: RawTap[];
+  interceptors: unknown[];
+  intercept(interceptor: unknown): void;
+  isUsed(): boolean;
+  callAsync(payload: unknown, context: unknown, callback: unknown): void;
   compile(options: { type: TapType }): unknown;
+  withOptions(options: TapOptionsObject): unknown;
   tap(options: unknown, fn: unknown): unknown;
   tapPromise(options: unknown, fn: unknown): unknown;
   tapAsync(options: unknown, fn: unknown): unknown;
@@ -71,13 +79,36 @@ type ReinHook = HarnessHook<HookName> & HookType & { readonly run: Runner };
 
 let registrations = 0;
 
+const TAP_TYPES = { tap: "sync", tapPromise: "promise", tapAsync: "async" } as const;
+
+function tapOptions(options: unknown): TapOptionsObject {
+  if (typeof options === "string") return { name: options };
+  // Tapable refuses anything else itself ("Invalid tap options"), naming nothing: an owner names itself first.
+  return typeof options === "object" && options !== null ? (options as TapOptionsObject) : {};
+}
+
+/** What `withOptions` returns: Tapable's view of a hook with preset tap options, plus the hook's reads. */
+interface HookView {
+  readonly name: string | undefined;
+  readonly taps: RawTap[];
+  readonly interceptors: unknown[];
+  tap(options: unknown, fn: unknown): unknown;
+  tapPromise(options: unknown, fn: unknown): unknown;
+  tapAsync(options: unknown, fn: unknown): unknown;
+  withOptions(options: unknown): HookView;
+  intercept(interceptor: unknown): void;
+  isUsed(): boolean;
+  promise(payload: unknown, context: unknown): Promise<unknown>;
+  callAsync(payload: unknown, context: unknown, callback: unknown): void;
+}
+
 function createHook(name: HookName, env: HookEnvironment): ReinHook {
   const spec = HOOK_TABLE[name] as HookSpec<HookName>;
   const tapable =
     spec.reduction === "waterfall"
       ? new AsyncSeriesWaterfallHook<[unknown, unknown]>(spec.args, name)
       : new AsyncSeriesBailHook<[unknown, unknown], unknown>(spec.args, name);
-  const hook = tapable as typeof tapable & HookType & { run?: Runner };
+  const hook: HookType & { run?: Runner } = tapable as typeof tapable & HookType;
   const run: Runner = (payload, context, trail, explain) => {
     const taps = hook.taps;
     if (taps.length === 0) return Promise.resolve(spec.reduction === "waterfall" ? payload : undefined);
@@ -88,20 +119,65 @@ function createHook(name: HookName, env: HookEnvironment): ReinHook {
   const register =
     (method: keyof typeof tapableTap) =>
     (options: unknown, fn: unknown): TapDisposer => {
+      const given = tapOptions(options);
+      const { owner, ...rest } = given;
+      let registered: TapOptionsObject = rest;
+      if (owner !== undefined) {
+        owner.admit(name, method, options, fn);
+        // The owner's name is the tap's (attribution); what the author called it is its label.
+        registered = { ...rest, name: owner.name, label: rest.name };
+      }
       const registration = ++registrations;
-      const given: TapOptionsObject =
-        typeof options === "string" ? { name: options } : (options as TapOptionsObject);
-      tapableTap[method].call(hook, { ...given, registration }, fn);
-      return () => {
+      tapableTap[method].call(hook, { ...registered, registration }, fn);
+      const dispose = () => {
         const index = hook.taps.findIndex(
           (tap) => (tap as { registration?: number }).registration === registration,
         );
         if (index >= 0) hook.taps = [...hook.taps.slice(0, index), ...hook.taps.slice(index + 1)];
       };
+      if (owner === undefined) return dispose;
+      const tap: OwnedTap = {
+        hook: name,
+        type: TAP_TYPES[method],
+        stage: typeof rest.stage === "number" ? rest.stage : 0,
+      };
+      if (typeof rest.name === "string" && rest.name !== owner.name) tap.label = rest.name;
+      return owner.registered(tap, dispose);
     };
+  /** Tapable's `withOptions` view, except that an `owner` in the defaults is never overridden (attribution). */
+  const withOptions = (defaults: TapOptionsObject): HookView => {
+    const merge = (options: unknown): TapOptionsObject => {
+      const merged = { ...defaults, ...tapOptions(options) };
+      return defaults.owner === undefined ? merged : { ...merged, owner: defaults.owner };
+    };
+    const owner = defaults.owner;
+    // An owner checks what the author passed, before it is merged with the defaults.
+    const viewTap = (method: keyof typeof tapableTap) => (options: unknown, fn: unknown) => {
+      owner?.admit(name, method, options, fn);
+      return hook[method](merge(options), fn);
+    };
+    return {
+      name: hook.name,
+      get taps() {
+        return hook.taps;
+      },
+      get interceptors() {
+        return hook.interceptors;
+      },
+      tap: viewTap("tap"),
+      tapPromise: viewTap("tapPromise"),
+      tapAsync: viewTap("tapAsync"),
+      withOptions: (options) => withOptions(merge(options)),
+      intercept: (interceptor) => (owner ? owner.intercept(name) : hook.intercept(interceptor)),
+      isUsed: () => hook.isUsed(),
+      promise: (payload, context) => run(payload, context as HookContext),
+      callAsync: (payload, context, callback) => hook.callAsync(payload, context, callback),
+    };
+  };
   hook.tap = register("tap");
   hook.tapPromise = register("tapPromise");
   hook.tapAsync = register("tapAsync");
+  hook.withOptions = withOptions;
   hook.compile = ({ type }) => {
     if (type === "promise") return (payload: unknown, context: HookContext) => run(payload, context);
     if (type === "async") {
