@@ -26,9 +26,9 @@
  */
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 import type { DecisionStep } from "../session/entries.js";
-import { type HookName, type HookSpec, stricter } from "./hook-table.js";
+import { HOOK_TABLE, type HookName, type HookSpec, stricter } from "./hook-table.js";
 import type { AttributedVerdict, GateDecision, HookContext, ToolHookContext } from "./hook-types.js";
-import { PENDING, type PluginDriver, THREW, type TrackedCall } from "./plugin-driver.js";
+import { PENDING, PluginDriver, Reactions, THREW, type TrackedCall } from "./plugin-driver.js";
 
 export interface FailurePolicy {
   /** Default per-tap timeout in ms (hooks may override it in the table; taps with `timeout`). Default 30 000. */
@@ -69,7 +69,25 @@ export interface TapCall {
 
 type TrailHook = DecisionStep["hook"];
 
+const ignore = (): void => undefined;
+const IDLE_POLICY: FailurePolicy = { tapTimeoutMs: 30_000, gate: "deny", transform: "fail-run" };
+
 export class HookRun implements TrackedCall {
+  /** FAST PATH: an idle walker kept alive for V8's sake (see `PluginDriver.resident`). */
+  static readonly resident: HookRun = HookRun.idle();
+
+  private static idle(): HookRun {
+    const env: HookEnvironment = { driver: new PluginDriver(), policy: () => IDLE_POLICY, report: ignore };
+    const run = new HookRun(
+      { name: "toolResult", spec: HOOK_TABLE.toolResult as HookSpec<HookName>, env },
+      [],
+      undefined,
+      undefined as never,
+    );
+    run.reactions = new Reactions(env.driver, run);
+    return run;
+  }
+
   // The ledger's view (TrackedCall): the tap being waited for, its start and deadline.
   plugin = "";
   readonly hook: HookName;
@@ -129,12 +147,12 @@ export class HookRun implements TrackedCall {
 
   /** The waited-for tap answered. */
   answered(result: unknown): void {
-    this.continueWith(() => this.onResult(this.tap as RawTap, result));
+    this.step(false, result, this.tap as RawTap);
   }
 
   /** The waited-for tap's promise rejected. */
   failed(error: unknown): void {
-    this.continueWith(() => this.onFailure(this.tap as RawTap, error));
+    this.step(true, error, this.tap as RawTap);
   }
 
   /**
@@ -144,12 +162,13 @@ export class HookRun implements TrackedCall {
    */
   fail(error: HarnessError): void {
     const tap = this.tap as RawTap;
-    queueMicrotask(() => this.continueWith(() => this.onFailure(tap, error)));
+    queueMicrotask(() => this.step(true, error, tap));
   }
 
-  private continueWith(step: () => unknown): void {
+  /** Folds the waited-for tap's answer (or failure) in and walks on. */
+  private step(failed: boolean, value: unknown, tap: RawTap): void {
     try {
-      const outcome = step();
+      const outcome = failed ? this.onFailure(tap, value) : this.onResult(tap, value);
       if (this.take(outcome)) {
         this.resolve(outcome);
         return;
@@ -314,8 +333,6 @@ export class HookRun implements TrackedCall {
     else this.note(tapName, "rewrite", undefined, after);
   }
 }
-
-const ignore = (): void => undefined;
 
 /** A failure's step reason: what went wrong and what the hook's failure policy made of it. */
 function failureOutcome(call: TapCall, failure: HarnessError, policy: FailurePolicy): string {

@@ -124,7 +124,7 @@ export type CallStyle = "return" | "callback";
 export type PluginFunction = Function;
 
 /** The pair of reactions one waited-for promise gets; giving up on it kills the pair. */
-class Reactions {
+export class Reactions {
   live = true;
   constructor(
     private readonly driver: PluginDriver,
@@ -185,6 +185,21 @@ function callbackValue(fn: PluginFunction, self: unknown, a: unknown, b: unknown
 }
 
 export class PluginDriver {
+  /**
+   * FAST PATH, kept because `bench --only hooks` and `--only turns` measure it: one idle
+   * record (with its reactions) of each kind for the life of the module. V8 holds an
+   * instance's final shape (map) only through live instances: after a full GC with no call
+   * in flight it drops it and deoptimises every function built on it ("embedded weak
+   * objects cleared"), sending the walker back through the interpreter after each GC.
+   * Nothing reads them. Measured on the hooks bench's loop (a full GC between runs) with
+   * `node --trace-deopt`: 66 such deopts without them, 1 with them.
+   */
+  static readonly resident: readonly object[] = (() => {
+    const call = new SingleCall({ plugin: "", hook: "" }, undefined);
+    call.reactions = new Reactions(new PluginDriver(), call);
+    return [call];
+  })();
+
   /** Calls whose caller is waiting for the result: a doubly linked list, newest last. */
   private first: TrackedCall | undefined;
   private last: TrackedCall | undefined;
