@@ -47,8 +47,8 @@ const PLUGIN_SUPPLIED = new Set([
   "AgentTool.inspect",
   "AgentTool.execute",
   "RawTap.fn",
-  "ReinPlugin.setup",
-  "ReinPlugin.rules",
+  "PluginDefinition.setup",
+  "PluginDefinition.rules",
   "EventListener",
   "DefaultToolVerdict",
   "Cleanup",
@@ -78,21 +78,49 @@ const COMPOSED = new Set([
   "packages/sdk/src/tool.ts: own",
 ]);
 
+/** Member names plugin-supplied functions are read under (anything else needs an alias to be one). */
+const MEMBERS = new Set(["inspect", "execute", "fn", "setup", "rules", "listener"]);
+
+/** Whether a callee may be a plugin-supplied function: asking the checker about every call is slow. */
+function candidate(callee: ts.Expression): boolean {
+  if (ts.isPropertyAccessExpression(callee)) return MEMBERS.has(callee.name.text);
+  return ts.isIdentifier(callee);
+}
+
+/** What the checker says a callee is: its declarations' names and its type's alias. */
+function calleeNames(checker: ts.TypeChecker, callee: ts.Expression): (string | undefined)[] {
+  let symbol = checker.getSymbolAtLocation(ts.isPropertyAccessExpression(callee) ? callee.name : callee);
+  if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
+  const declarations = symbol?.declarations ?? [];
+  // A function declared as such (or a class, a method) is the harness's own code, not something handed in.
+  const own = (d: ts.Declaration) =>
+    ts.isFunctionDeclaration(d) || ts.isClassDeclaration(d) || ts.isMethodDeclaration(d);
+  if (declarations.some(own)) return [];
+  const type = checker.getTypeAtLocation(callee);
+  const signature = type.getCallSignatures()[0]?.declaration;
+  return [...declarations.map(declarationName), type.aliasSymbol?.name, declarationName(signature)];
+}
+
 /** Calls of plugin-supplied functions in `files`, outside the driver: `file:line: callee`. */
 function pluginCalls(files: string[], extra?: { file: string; text: string }): string[] {
   const host = ts.createCompilerHost({});
   const original = host.readFile.bind(host);
   if (extra) host.readFile = (file) => (path.resolve(file) === extra.file ? extra.text : original(file));
+  // Only the harness's and the SDK's own sources (`@rein/harness` mapped to its source):
+  // the plugin-facing types live there, and leaving dependencies out keeps this fast.
   const program = ts.createProgram(
     extra ? [...files, extra.file] : files,
     {
       target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
       strict: true,
       noEmit: true,
-      skipLibCheck: true,
-      types: ["node"],
+      noResolve: true,
+      lib: ["lib.es2022.d.ts"],
+      types: [],
+      baseUrl: root,
+      paths: { "@rein/harness": ["packages/harness/src/index.ts"] },
     },
     host,
   );
@@ -109,17 +137,7 @@ function pluginCalls(files: string[], extra?: { file: string; text: string }): s
         if (ts.isPropertyAccessExpression(callee) && ["call", "apply"].includes(callee.name.text)) {
           callee = callee.expression;
         }
-        const symbol = checker.getSymbolAtLocation(
-          ts.isPropertyAccessExpression(callee) ? callee.name : callee,
-        );
-        const type = checker.getTypeAtLocation(callee);
-        const names = [
-          ...(symbol?.declarations ?? []).map(declarationName),
-          type.aliasSymbol?.name,
-          ...(checker.getResolvedSignature(node)?.declaration
-            ? [declarationName(checker.getResolvedSignature(node)?.declaration)]
-            : []),
-        ];
+        const names = candidate(callee) ? calleeNames(checker, callee) : [];
         const where = `${path.relative(root, file)}: ${callee.getText(source)}`;
         if (names.some((name) => name !== undefined && PLUGIN_SUPPLIED.has(name)) && !COMPOSED.has(where)) {
           const { line } = source.getLineAndCharacterOfPosition(node.getStart());
