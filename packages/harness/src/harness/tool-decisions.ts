@@ -1,27 +1,17 @@
 /**
- * How the harness decides one tool call (spec "One run", step 4) - the one
- * decision pipeline: runs use it through the loop, and `evaluateToolCall` in
- * @rein/sdk calls it directly (no model, no execution, no events), so a verdict
- * seen offline is the verdict a run would record, `by` included.
+ * How the harness decides one tool call (spec "One run", step 4): the one decision
+ * pipeline, for runs and for `evaluateToolCall` in @rein/sdk (no model, no
+ * execution, no events), so a verdict seen offline is the one a run records.
  *
- * `toolCall` may rewrite the arguments (validated again against the snapshot's
- * schema), `toolGate` reduces to the strictest verdict, an `ask` goes to
- * `permissionAsk` (no answer = deny), and the outcome is recorded with who
- * decided and why. Invariants: nothing here can turn a deny into an allow; the
- * arguments every tap sees are deeply frozen (validated ones, and a rewrite once
- * validated again), so an in-place change cannot skip validation: it throws in
- * the tap that tries it.
- *
- * After `toolCall`, the call's one view is built (`viewToolCall`: `inspect` run
- * through the plugin driver, facts frozen): gates, `permissionAsk`, `execute` and
- * the result taps all get that view. A default-verdict function also runs
- * through the driver and fails closed.
- *
- * With `trail`, every tap that ran leaves one step (the walker, hook-run.ts,
- * writes them), in order, and the record carries them: the per-tap "who said
- * what" behind `by`. With `explainAfterDeny` (`rein check` only; never a run),
- * the gate taps after the deciding deny are asked too - by the same walker - and
- * leave `consulted: false` steps; their answers never change the decision.
+ * `toolCall` may rewrite the arguments (validated again); then the call's one view
+ * is built (`viewToolCall`: `inspect` through the plugin driver, facts frozen) and
+ * is what the gates, `permissionAsk`, `execute` and the result taps see; `toolGate`
+ * reduces to the strictest verdict (none: the default, a function of which runs
+ * through the driver and fails closed); an `ask` goes to `permissionAsk` (no
+ * answer: deny). Invariants: nothing here turns a deny into an allow; the arguments
+ * every tap sees are deeply frozen. With `trail`, each tap that ran leaves a step
+ * (hook-run.ts); with `explainAfterDeny` (`rein check` only) the same walker asks
+ * the gate taps after the deciding deny, as `consulted: false` steps.
  */
 import type { JsonObject, ToolCall } from "@earendil-works/pi-ai";
 import { describeError, type HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";

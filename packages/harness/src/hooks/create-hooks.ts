@@ -1,19 +1,12 @@
 /**
- * Builds the Tapable instances from HOOK_TABLE and runs them.
- *
- * Tapable is the registration surface (named taps, `stage`, `before`, `tap` /
- * `tapPromise` / `tapAsync`, interceptors): it keeps `hook.taps` in order. A Rein
- * hook is made the way Tapable makes its own hook types - a Tapable hook with its
- * own `compile` and tap methods (as `SyncHook` sets its own `tapAsync`):
- * - `compile` returns the hook's runner, which walks the *live* `hook.taps`
- *   (hook-run.ts, the one walker), so `hook.promise(...)` / `hook.callAsync(...)`
- *   and the harness's own calls give the same reduction;
- * - `tap` / `tapPromise` / `tapAsync` register through Tapable's own `tap` with a
- *   `registration` tap option and return a disposer removing the tap that
- *   carries it (a `register` interceptor that replaces the tap object keeps its
- *   options, as Tapable's do); dispatch reads `hook.taps` live, so a removal
- *   needs no recompilation and touches nothing private of Tapable.
- * The environment (driver, failure policy, reporting) is the hook's own field.
+ * Builds the Tapable instances from HOOK_TABLE and runs them. A Rein hook is made
+ * the way Tapable makes its own hook types (as `SyncHook` sets its own `tapAsync`):
+ * a Tapable hook with its own `compile`, returning the runner that walks the live
+ * `hook.taps` (hook-run.ts), so `hook.promise(...)` gives a run's reduction; tap
+ * methods that register through Tapable's `tap` with a `registration` tap option
+ * and return a disposer removing the tap carrying it (touching nothing private of
+ * Tapable); and a `withOptions` whose `owner` tap option attributes every tap (how
+ * the SDK gives plugins their hooks). The environment is the runner's own closure.
  * See ../../../../../shared/spec/harness.md (hook table, failure policy).
  */
 import { AsyncSeriesBailHook, AsyncSeriesWaterfallHook } from "tapable";

@@ -1,28 +1,20 @@
 /**
  * One call of a hook walking its taps in order: the one tap walker, for runs,
  * `hook.promise(...)` and `rein check`'s explain mode alike. Each tap is called
- * through the PluginDriver's one entry (`invoke`: sync throws caught, a promise
- * waited for under the tap's own deadline and the run's abort signal, tracked in
- * the ledger); this module validates each answer against the hook table, applies
- * the hook's failure policy, attributes the answer to the tap (its name) and
- * writes the decision trail. A tap cancelled by an abort is not the plugin's
- * failure: a gate or permission answer is a deny by `harness`, a transform ends
- * the run `aborted`; nothing is reported or skipped.
+ * through the driver's `invoke` (under its own deadline and the run's signal, as
+ * one ledger record re-aimed at each async tap: one promise per hook call); here
+ * each answer is validated against the hook table, the failure policy applied, the
+ * answer attributed to the tap (its name) and the decision trail written. A tap
+ * cancelled by an abort is not the plugin's failure: a gate or permission answer is
+ * a deny by `harness`, a transform ends the run `aborted`.
  *
- * The call is one record of the driver's ledger for its whole life, re-aimed at
- * each async tap's promise: one promise per hook call (the caller's).
+ * Explain mode (`TapCall.explain`, `rein check` only, never a run): after the
+ * deciding deny the later gate taps are still asked, with a fresh reduction that
+ * cannot reach the decided verdict; their steps join the trail `consulted: false`.
  *
- * Explain mode (`TapCall.explain`, `rein check` only; a run never sets it):
- * once a tap's deny decided the gate, the taps after it are still asked, with a
- * fresh reduction that cannot reach the decided verdict, and their steps join
- * the trail with `consulted: false`.
- *
- * Invariants: taps run one at a time, in the order of the live `hook.taps`
- * array read at the start; at most one tap is waited for; a tap given up on
- * (timeout, abort) is ignored when it answers late; a failure the policy does
- * not absorb rejects the call's promise; the result is what the reduction needs
- * (the next payload, an attributed answer, the strictest verdict or `undefined`)
- * and every failure that escapes is a `HarnessError` naming plugin and hook.
+ * Invariants: taps run one at a time in the order of `hook.taps` read at the start;
+ * a tap given up on (timeout, abort) is ignored when it answers late; every failure
+ * that escapes is a `HarnessError` naming plugin and hook.
  */
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 import type { DecisionStep } from "../session/entries.js";
@@ -78,12 +70,8 @@ export class HookRun implements TrackedCall {
 
   private static idle(): HookRun {
     const env: HookEnvironment = { driver: new PluginDriver(), policy: () => IDLE_POLICY, report: ignore };
-    const run = new HookRun(
-      { name: "toolResult", spec: HOOK_TABLE.toolResult as HookSpec<HookName>, env },
-      [],
-      undefined,
-      undefined as never,
-    );
+    const spec = HOOK_TABLE.toolResult as HookSpec<HookName>;
+    const run = new HookRun({ name: "toolResult", spec, env }, [], undefined, undefined as never);
     run.reactions = new Reactions(env.driver, run);
     return run;
   }

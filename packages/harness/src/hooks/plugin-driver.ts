@@ -1,30 +1,20 @@
 /**
- * The one place plugin code is called (as Rollup's `PluginDriver.runHook`):
- * hook taps, a tool's `inspect` and `execute`, event listeners, a default-verdict
- * function, a plugin's `setup` and cleanups all go through `invoke` (`run` is
- * `invoke` for a single call). It is also the harness's one timer system and
- * its one in-flight ledger.
+ * The one place plugin code is called (as Rollup's `PluginDriver.runHook`): taps, a
+ * tool's `inspect` and `execute`, listeners, a default-verdict function, a plugin's
+ * `setup`, `rules` and cleanups all go through `invoke` (`run`: `invoke` for one
+ * call). Also the harness's one timer system and one in-flight ledger.
  *
- * Invariants:
- * - every failure is a `HarnessError` tagged exactly once with plugin, hook and
- *   tool call, keeping the plugin's own code as `pluginCode`; a synchronous
- *   throw or a non-promise return never escapes as an unhandled rejection;
- * - every asynchronous call is tracked until it settles, so shutdown can await
- *   them and name the ones that hang (as vite's plugin container does), even
- *   after their caller stopped waiting (timeout, abort);
- * - each call's own deadline is honoured, never early: one shared watchdog
- *   timer is armed for the earliest deadline of all calls in flight. A call's
- *   clock starts when the synchronous run that started it ends (the microtask
- *   queue drains), one clock read for all calls started in it: reading the
- *   clock costs about as much as a pass-through tap. No timer can fire before
- *   then anyway; the deadline is late only by the work queued behind the call
- *   in that drain;
- * - a call waiting under an `AbortSignal` stops waiting (code `aborted`) the
- *   moment the signal aborts: one listener per signal, never one per call.
- *
- * Cost matters here (every tap of every hook passes through): a synchronous
- * result returns without tracking, and the watchdog timer is never cleared when
- * the ledger empties, only unref'd, so a stream of fast calls costs no timer work.
+ * Invariants: every failure is a `HarnessError` tagged once with plugin, hook and
+ * tool call (the plugin's own `code` kept as `pluginCode`), a synchronous throw or
+ * a non-promise return never escapes as an unhandled rejection; every asynchronous
+ * call is tracked until it settles, also after its caller stopped waiting (timeout,
+ * abort), so shutdown can name a hung one; each call's deadline is never early: one
+ * shared watchdog timer is armed for the earliest deadline in flight, and a call's
+ * clock starts when the synchronous stretch that started it ends (one clock read per
+ * microtask drain: a read costs as much as a pass-through tap); a call waiting
+ * under an `AbortSignal` stops waiting (code `aborted`) the moment it aborts (one
+ * listener per signal). A synchronous result is not tracked, and the timer is only
+ * unref'd, never cleared, when the ledger empties: fast calls cost no timer work.
  */
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 
