@@ -16,6 +16,7 @@ import {
   type AgentHarness,
   type AnyAgentTool,
   type AttributedVerdict,
+  agentOf,
   type DecisionStep,
   decideToolCall,
   type ToolCallFacts,
@@ -151,7 +152,8 @@ export async function evaluateToolCall(
     };
   }
   const decided = await decideToolCall(
-    // An evaluation is not a fact: no events (the environment's `emit` does nothing).
+    // An evaluation is not a fact: no events (the environment's `emit` does nothing); a child
+    // agent's decisions name it, as in its runs (the environment carries its path).
     harness.decisionEnvironment(signal),
     call,
     tool,
@@ -179,7 +181,10 @@ export async function evaluateToolCall(
   if (decided.decision?.unanswered) evaluation.unanswered = true;
   // With `skipPermission`, an ask stops at the gate: report it as the gate said.
   if (options.skipPermission && decided.gate?.decision === "ask") {
-    Object.assign(evaluation, { decision: "ask", by: decided.gate.by, reason: decided.gate.reason });
+    // In a child agent, named as its records are (the gate's own verdict stays plain).
+    const agent = agentOf(harness);
+    const by = agent === undefined ? decided.gate.by : `${decided.gate.by} in ${agent.path}`;
+    Object.assign(evaluation, { decision: "ask", by, reason: decided.gate.reason });
   }
   return evaluation;
 }

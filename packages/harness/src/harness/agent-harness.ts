@@ -1,3 +1,4 @@
+import { registerParent } from "../children/parent-port.js";
 import {
   type CompactionSettings,
   DEFAULT_COMPACTION_SETTINGS,
@@ -127,6 +128,7 @@ export class AgentHarness extends HarnessConfig {
       stopRun: (reason) => this.stopRun(reason),
     });
     this.calls = new HookCalls(this.hooks, this.views);
+    registerParent(this, this.config, this.failurePolicy, this.streamFn, emit); // for startChild
     this.operationHost = {
       session: this.session,
       hooks: this.hooks,
@@ -222,6 +224,7 @@ export class AgentHarness extends HarnessConfig {
       emit: async () => undefined,
       place: { cwd: this.config.cwd, sessionId: this.session.id },
       report: (failure) => this.events.report(failure),
+      ...(this.config.agent === undefined ? {} : { agentPath: this.config.agent.path }),
       ...overrides,
     };
   }
