@@ -68,8 +68,10 @@ export {
   type HookName,
   type HookPayload,
   type HookResult,
+  type OwnedTap,
   type ReinTapOptions,
   Stage,
+  type TapOwner,
 } from "./hooks/hook-table.js";
 export type {
   AgentInfo,
@@ -95,6 +97,7 @@ export type {
   SummaryDecision,
   ToolCallInfo,
   ToolCallPayload,
+  ToolCallView,
   ToolGateCall,
   ToolHookContext,
   ToolResultPayload,

@@ -5,6 +5,9 @@
  */
 import type { ImageContent, TextContent } from "@earendil-works/pi-ai";
 import type { Static, TSchema } from "typebox";
+import { describeError, HarnessError, pluginFailure } from "./errors.js";
+import type { ToolCallView } from "./hooks/hook-types.js";
+import type { PluginDriver } from "./hooks/plugin-driver.js";
 
 /** What a tool may be called: 1-64 of A-Z a-z 0-9 _ - (what providers accept). */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -81,23 +84,60 @@ export const textResult = (text: string, isError = false): ToolResult => ({
 
 export const NO_FACTS: Readonly<ToolCallFacts> = Object.freeze({});
 
+/** Who answers for a tool's code in failures: the plugin that registered it, else `tool:<name>`. */
+export const toolAuthor = (tool: AnyAgentTool): string => tool.owner ?? `tool:${tool.name}`;
+
+/** Where and under what a call's `inspect` runs. */
+export interface ViewOptions {
+  place: ToolInspectionContext;
+  signal: AbortSignal | undefined;
+  /** The inspect's deadline (the harness's tap timeout). */
+  timeoutMs: number | undefined;
+}
+
 /**
- * Runs the tool's `inspect` once on the final arguments. The facts are frozen so a
- * gate tap cannot change what the execution will see.
+ * The one view of a tool call, built once after the final arguments are known:
+ * the tool's `inspect` runs (through the plugin driver: tagged, timed, tracked),
+ * its facts are deeply frozen, and the same frozen view is what the gates,
+ * `permissionAsk`, `execute` and the `toolResult` / `toolUpdate` taps see.
+ * Rejects with the driver's tagged failure when `inspect` throws, times out or
+ * returns something other than an object.
  */
-export async function inspectToolCall(
+export async function viewToolCall(
+  driver: Pick<PluginDriver, "run">,
   tool: AnyAgentTool,
+  id: string,
   args: Record<string, unknown>,
-  place: ToolInspectionContext,
-): Promise<Readonly<ToolCallFacts>> {
-  if (!tool.inspect) return NO_FACTS;
-  const facts = await tool.inspect(args, place);
-  if (facts === null || typeof facts !== "object") {
-    throw new TypeError(
-      `inspect of tool "${tool.name}" returned ${facts === null ? "null" : typeof facts}, expected an object`,
+  options: ViewOptions,
+): Promise<ToolCallView> {
+  let facts = NO_FACTS;
+  if (tool.inspect) {
+    const site = { plugin: toolAuthor(tool), hook: "inspect", toolCallId: id };
+    const found = await driver.run<unknown>(
+      site,
+      { timeoutMs: options.timeoutMs, signal: options.signal },
+      tool.inspect,
+      tool,
+      args,
+      options.place,
     );
+    if (found === null || typeof found !== "object") {
+      throw pluginFailure(
+        new TypeError(
+          `inspect of tool "${tool.name}" returned ${found === null ? "null" : typeof found}, expected an object`,
+        ),
+        site,
+      );
+    }
+    facts = deepFreeze(found as ToolCallFacts);
   }
-  return deepFreeze(facts);
+  return Object.freeze({ id, name: tool.name, args, risk: tool.risk, facts, tool });
+}
+
+/** What a plugin failure says in the plugin's own words (a timeout or an abort: the harness's). */
+export function failureText(error: unknown): string {
+  const cause = error instanceof HarnessError && error.cause !== undefined ? error.cause : error;
+  return describeError(cause);
 }
 
 function deepFreeze<T>(value: T): T {

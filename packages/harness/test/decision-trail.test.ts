@@ -229,10 +229,8 @@ describe("decideToolCall with trail (what rein check and evaluateToolCall use)",
     f.harness.hooks.toolGate.tapPromise("asker", async () => ({ decision: "ask", reason: "confirm" }));
     f.harness.hooks.permissionAsk.tapPromise("human", async () => ({ decision: "allow" }));
     const env: DecisionEnvironment = {
-      hooks: f.harness.hooks,
+      ...f.harness.decisionEnvironment(new AbortController().signal),
       defaultVerdict: () => "allow",
-      contextFor: (info) => f.harness.toolHookContext(new AbortController().signal, info),
-      emit: async () => undefined,
       place: { cwd: process.cwd(), sessionId: "s" },
     };
     const call = { type: "toolCall" as const, id: "c1", name: "echo", arguments: { text: "x" } };

@@ -1,6 +1,6 @@
 /**
  * Explain mode (`explainAfterDeny`, what `rein check` uses): after the deciding
- * deny, the gate taps after it are still asked - through callTap, under their
+ * deny, the gate taps after it are still asked - by the one tap walker, under their
  * timeout, failures tagged - and recorded as `consulted: false` steps. Pinned
  * here: it never changes a verdict (a table of stacks, decided with and without
  * it), and without it - every run - a deny still stops the remaining taps (the
@@ -120,10 +120,8 @@ function stack(f: Fixture, taps: Tap[]) {
 
 function environment(f: Fixture): DecisionEnvironment {
   return {
-    hooks: f.harness.hooks,
+    ...f.harness.decisionEnvironment(new AbortController().signal),
     defaultVerdict: () => "allow",
-    contextFor: (info) => f.harness.toolHookContext(new AbortController().signal, info),
-    emit: async () => undefined,
     place: { cwd: process.cwd(), sessionId: "s" },
   };
 }

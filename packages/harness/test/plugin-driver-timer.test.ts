@@ -31,7 +31,7 @@ describe("the watchdog timer and the process lifetime", () => {
   it("after a chain of fast calls under a 30 s deadline, the process exits at once", () => {
     const child = runChild(`
       for (let i = 0; i < 100; i++) {
-        await driver.wait(site, Promise.resolve(i), { timeoutMs: 30_000 });
+        await driver.run(site, { timeoutMs: 30_000 }, () => Promise.resolve(i));
       }
       console.log("done");
     `);
@@ -43,9 +43,9 @@ describe("the watchdog timer and the process lifetime", () => {
 
   it("a call still waiting keeps the process alive until its deadline fails it", () => {
     const child = runChild(`
-      await driver.wait(site, Promise.resolve(1), { timeoutMs: 30_000 });
+      await driver.run(site, { timeoutMs: 30_000 }, () => Promise.resolve(1));
       const started = Date.now();
-      driver.wait(site, new Promise(() => {}), { timeoutMs: 600 }).catch((error) => {
+      driver.run(site, { timeoutMs: 600 }, () => new Promise(() => {})).catch((error) => {
         console.log(error.pluginCode, Date.now() - started >= 590);
       });
     `);

@@ -4,6 +4,7 @@
  * tests) switch on those fields, never on message text; messages are for people.
  * Create errors only through the factories below so codes and fields stay consistent.
  */
+import { HarnessError } from "@rein/harness";
 
 export const SdkErrorCode = {
   /** A plugin's options do not match its schema. */
@@ -108,15 +109,21 @@ export const duplicatePlugin = (plugin: string) =>
     },
   );
 
+/** The plugin's own error behind the harness driver's tag (a timeout has none: the driver's message says it). */
+export const pluginCause = (error: unknown): unknown =>
+  error instanceof HarnessError && error.cause !== undefined ? error.cause : error;
+
 export const pluginSetupFailed = (plugin: string, cause: unknown) =>
   new SdkError(SdkErrorCode.pluginSetup, `plugin "${plugin}" failed in setup: ${describe(cause)}`, {
     plugin,
+    hook: "setup",
     cause,
   });
 
 export const pluginCleanupFailed = (plugin: string, cause: unknown) =>
   new SdkError(SdkErrorCode.pluginCleanup, `plugin "${plugin}" failed in cleanup: ${describe(cause)}`, {
     plugin,
+    hook: "cleanup",
     cause,
   });
 

@@ -112,11 +112,6 @@ function placeholderTool(name: string, risk: ToolRisk | undefined): AnyAgentTool
   return tool;
 }
 
-const agentPathOf = (harness: AgentHarness) => {
-  const agent = agentOf(harness);
-  return agent === undefined ? {} : { agentPath: agent.path };
-};
-
 export async function evaluateToolCall(
   target: HarnessLike,
   probe: ToolCallProbe,
@@ -157,15 +152,9 @@ export async function evaluateToolCall(
     };
   }
   const decided = await decideToolCall(
-    {
-      hooks: harness.hooks,
-      defaultVerdict: () => harness.defaultToolVerdict,
-      contextFor: (info) => harness.toolHookContext(signal, info),
-      emit: async () => undefined, // an evaluation is not a fact: no events
-      place: { cwd: harness.cwd, sessionId: harness.sessionId },
-      // A child agent's decisions name it, as in its runs.
-      ...agentPathOf(harness),
-    },
+    // An evaluation is not a fact: no events (the environment's `emit` does nothing); a child
+    // agent's decisions name it, as in its runs (the environment carries its path).
+    harness.decisionEnvironment(signal),
     call,
     tool,
     // A registered tool's arguments are validated, which copies them; those of a tool the

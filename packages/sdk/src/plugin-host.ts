@@ -21,6 +21,7 @@ import {
   duplicatePlugin,
   invalidPlugin,
   isSdkError,
+  pluginCause,
   pluginSetupFailed,
   type SdkError,
 } from "./errors.js";
@@ -36,7 +37,11 @@ export type PluginHostEntry = AnyReinPlugin | readonly [AnyReinPlugin, unknown?]
 export interface LoadPluginsOptions {
   /** Where plugin loggers write. Default: stderr (`debug` only with `REIN_DEBUG`). */
   logger?: LogSink;
+  /** How long a plugin's `setup` (and each cleanup) may take before it fails, in ms. Default 60 000. */
+  setupTimeoutMs?: number;
 }
+
+const SETUP_TIMEOUT_MS = 60_000;
 
 /** One loaded entry, as `rein plugins` shows it. */
 export interface LoadedPlugin {
@@ -135,15 +140,19 @@ function describeScope(
 }
 
 /** The rules a plugin declares for its options; a malformed list is an `invalid_plugin` error naming it. */
-function declaredRules(entry: PlannedEntry): readonly string[] {
+async function declaredRules(entry: PlannedEntry, scope: PluginScope): Promise<readonly string[]> {
   const declared = entry.plugin?.rules;
   if (declared === undefined) return [];
   let rules: unknown;
   try {
-    rules = typeof declared === "function" ? declared(entry.options) : declared;
+    rules =
+      typeof declared === "function"
+        ? await scope.runPluginCode("rules", undefined, declared, entry.plugin, entry.options)
+        : declared;
   } catch (error) {
+    const cause = pluginCause(error);
     throw invalidPlugin(
-      `plugin "${entry.name}": rules(options) threw: ${error instanceof Error ? error.message : String(error)}`,
+      `plugin "${entry.name}": rules(options) threw: ${cause instanceof Error ? cause.message : String(cause)}`,
       entry.name,
     );
   }
@@ -166,7 +175,7 @@ async function disposeAll(scopes: readonly PluginScope[]): Promise<SdkError[]> {
   return failures;
 }
 
-async function apply(entry: PlannedEntry, scope: PluginScope): Promise<void> {
+async function apply(entry: PlannedEntry, scope: PluginScope, timeoutMs: number): Promise<void> {
   if (entry.tools) {
     for (const tool of entry.tools) scope.registerTool(tool);
     return;
@@ -174,11 +183,13 @@ async function apply(entry: PlannedEntry, scope: PluginScope): Promise<void> {
   const plugin = entry.plugin as AnyReinPlugin;
   let cleanup: unknown;
   try {
-    cleanup = await plugin.setup(scope.rein, entry.options);
+    // Through the harness's plugin driver, like every plugin function: tagged, tracked, timed.
+    cleanup = await scope.runPluginCode("setup", timeoutMs, plugin.setup, plugin, scope.rein, entry.options);
   } catch (error) {
+    const cause = pluginCause(error);
     // The SDK's own errors (duplicate_tool, ...) already name the plugin: keep their code.
-    if (isSdkError(error) && error.plugin !== undefined) throw error;
-    throw pluginSetupFailed(entry.name, error);
+    if (isSdkError(cause) && cause.plugin !== undefined) throw cause;
+    throw pluginSetupFailed(entry.name, cause);
   }
   if (typeof cleanup === "function") scope.addCleanup(cleanup as () => void);
   else if (cleanup !== undefined) {
@@ -200,6 +211,7 @@ export async function loadPlugins(
   options: LoadPluginsOptions = {},
 ): Promise<PluginHost> {
   const sink = options.logger ?? stderrSink;
+  const timeoutMs = options.setupTimeoutMs ?? SETUP_TIMEOUT_MS;
   const planned = entries.map((entry, index) => plan(entry, index));
   const seen = new Set<string>();
   for (const entry of planned) {
@@ -209,12 +221,12 @@ export async function loadPlugins(
 
   const scopes: { scope: PluginScope; kind: LoadedPlugin["kind"]; rules: readonly string[] }[] = [];
   for (const entry of planned) {
-    const scope = new PluginScope(harness, entry.name, entry.version, sink);
+    const scope = new PluginScope(harness, entry.name, entry.version, sink, timeoutMs);
     const loaded: (typeof scopes)[number] = { scope, kind: entry.tools ? "tool-pack" : "plugin", rules: [] };
     scopes.push(loaded);
     try {
-      loaded.rules = declaredRules(entry);
-      await apply(entry, scope);
+      loaded.rules = await declaredRules(entry, scope);
+      await apply(entry, scope, timeoutMs);
     } catch (caught) {
       const index = scopes.length - 1;
       const error = isSdkError(caught) && caught.index === undefined ? atEntry(caught, index) : caught;

@@ -24,7 +24,14 @@ import type {
 import { HOOK_NAMES } from "@rein/harness";
 import { attributedHooks, type TapRecord } from "./attributed-hooks.js";
 import { didYouMean } from "./closest-name.js";
-import { invalidTool, pluginCleanupFailed, pluginDisposed, type SdkError, unknownHook } from "./errors.js";
+import {
+  invalidTool,
+  pluginCause,
+  pluginCleanupFailed,
+  pluginDisposed,
+  type SdkError,
+  unknownHook,
+} from "./errors.js";
 import { bindRein } from "./harness-services.js";
 import { createPluginLogger, type LogSink } from "./logger.js";
 import type { Cleanup, Rein } from "./plugin.js";
@@ -86,8 +93,22 @@ export class PluginScope {
     readonly name: string,
     readonly version: string | undefined,
     sink: LogSink,
+    /** How long `setup` and each cleanup may take. */
+    private readonly timeoutMs: number,
   ) {
     this.rein = this.createRein(sink);
+  }
+
+  /** Runs this plugin's code (setup, rules, a cleanup) through the harness's plugin driver. */
+  runPluginCode(
+    hook: "setup" | "rules" | "cleanup",
+    timeoutMs: number | undefined,
+    fn: (...args: never[]) => unknown,
+    self?: unknown,
+    a?: unknown,
+    b?: unknown,
+  ): Promise<unknown> {
+    return this.harness.plugins.run({ plugin: this.name, hook }, { timeoutMs }, fn, self, a, b);
   }
 
   get disposed(): boolean {
@@ -133,10 +154,12 @@ export class PluginScope {
       try {
         await step();
       } catch (error) {
-        failures.push(pluginCleanupFailed(this.name, error));
+        failures.push(pluginCleanupFailed(this.name, pluginCause(error)));
       }
     };
-    for (const cleanup of this.cleanups.splice(0).reverse()) await attempt(cleanup);
+    for (const cleanup of this.cleanups.splice(0).reverse()) {
+      await attempt(() => this.runPluginCode("cleanup", this.timeoutMs, cleanup));
+    }
     for (const untap of [...this.tapDisposers]) await attempt(untap);
     for (const unsubscribe of [...this.unsubscribers]) await attempt(unsubscribe);
     this.unsubscribers.clear();
@@ -181,7 +204,7 @@ export class PluginScope {
       setDefaultToolVerdict: (verdict: DefaultToolVerdict) => {
         this.assertLive("set the default tool verdict");
         const previous = this.verdictSet?.previous ?? harness.defaultToolVerdict;
-        harness.setDefaultToolVerdict(verdict);
+        harness.setDefaultToolVerdict(verdict, { owner: this.name });
         this.verdictSet = { previous, set: verdict };
       },
       onDispose: (cleanup: Cleanup) => {

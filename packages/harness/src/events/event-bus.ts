@@ -8,8 +8,8 @@
  * public API that emits never awaits delivery, so a listener calling it cannot
  * deadlock. A listener that throws is reported as `plugin_error` and delivery goes on.
  */
-import { describeError } from "../errors.js";
-import type { PluginCallSite } from "../hooks/plugin-driver.js";
+import { describeError, type HarnessError } from "../errors.js";
+import type { PluginDriver } from "../hooks/plugin-driver.js";
 import type { EventListener, EventType, HarnessEvent, ListenerOptions } from "./event-types.js";
 
 interface Registration {
@@ -18,10 +18,8 @@ interface Registration {
   owner: string;
 }
 
-export interface EventBusDriver {
-  /** Runs listener code through the harness's single plugin choke point. */
-  run<T>(site: PluginCallSite, fn: () => T | Promise<T>): Promise<T>;
-}
+/** Listener code runs through the harness's one plugin driver. */
+export type EventBusDriver = Pick<PluginDriver, "run">;
 
 export class EventBus {
   private registrations: Registration[] = [];
@@ -86,6 +84,18 @@ export class EventBus {
     return this.tail;
   }
 
+  /** Surfaces a plugin failure a policy absorbed (a failing-closed gate, a skipped tap) as `plugin_error`. */
+  report(failure: HarnessError): void {
+    void this.emit({
+      type: "plugin_error",
+      plugin: failure.plugin ?? "unknown",
+      hook: failure.hook ?? "unknown",
+      message: failure.message,
+      code: failure.pluginCode ?? failure.code,
+      ...(failure.toolCallId ? { toolCallId: failure.toolCallId } : {}),
+    });
+  }
+
   get listenerCount(): number {
     return this.registrations.length;
   }
@@ -103,8 +113,12 @@ export class EventBus {
     for (const registration of registrations) {
       if (registration.type !== undefined && registration.type !== event.type) continue;
       try {
-        await this.driver.run({ plugin: registration.owner, hook: `event:${event.type}` }, () =>
-          registration.listener(event),
+        await this.driver.run(
+          { plugin: registration.owner, hook: `event:${event.type}` },
+          {},
+          registration.listener,
+          undefined,
+          event,
         );
       } catch (error) {
         if (event.type === "plugin_error") continue; // never report a failing error reporter in a loop

@@ -46,6 +46,7 @@ import { QUEUE_NAMES, QueueLedger } from "./queue-ledger.js";
 import { type RecoveryReport, recoverSession } from "./recovery.js";
 import { type ActiveRun, executeRun, newRun, type RunPort } from "./run.js";
 import { SessionWriter } from "./session-writer.js";
+import type { DecisionEnvironment, DecisionOverrides } from "./tool-decisions.js";
 import { checkTarget, type NavigateOptions, type NavigateOutcome, runNavigation } from "./tree-navigation.js";
 import type { TurnSnapshot } from "./turn-snapshot.js";
 
@@ -64,6 +65,8 @@ export class AgentHarness extends ResourceRuns {
   readonly hooks: HarnessHooks;
   readonly session: Session;
   private readonly driver = new PluginDriver();
+  /** Runs plugin code through the harness's one driver (tagged, tracked, timed): @rein/sdk's setups and cleanups. */
+  readonly plugins: Pick<PluginDriver, "run"> = this.driver;
   private readonly events: EventBus;
   protected readonly gate: PhaseGate;
   protected readonly config: LiveConfig;
@@ -108,7 +111,7 @@ export class AgentHarness extends ResourceRuns {
     this.hooks = createHooks({
       driver: this.driver,
       policy: () => this.failurePolicy,
-      report: (failure) => this.reportPluginError(failure),
+      report: (failure) => this.events.report(failure),
     });
     this.views = new HookViews({
       session: this.session,
@@ -144,6 +147,7 @@ export class AgentHarness extends ResourceRuns {
       writer: this.writer,
       driver: this.driver,
       operations: this.operationHost,
+      decisionEnvironment: (signal, overrides) => this.decisionEnvironment(signal, overrides),
       streamFn: () => this.streamFn,
       retryPolicy: () => this.retryPolicy(),
       maxStopContinuations: () => this.maxStopContinuations,
@@ -156,10 +160,7 @@ export class AgentHarness extends ResourceRuns {
     }
   }
 
-  /**
-   * What recovery repaired or restored when this harness opened its session
-   * (`undefined`: nothing was left open). Also reported in `session.warnings`.
-   */
+  /** What recovery repaired or restored at open (`undefined`: nothing was open); also in `session.warnings`. */
   get recovery(): RecoveryReport | undefined {
     return this.recoveryReport;
   }
@@ -201,11 +202,31 @@ export class AgentHarness extends ResourceRuns {
 
   /**
    * A hook context like the ones taps receive, for running hooks outside a turn
-   * (evaluating a recorded tool call, tests). Run and turn ids are those of the
-   * current run, if any.
+   * (evaluating a recorded tool call, tests); run and turn ids are the current run's.
    */
   hookContext(signal: AbortSignal = new AbortController().signal): HookContext {
     return this.views.context(signal);
+  }
+
+  /**
+   * What `decideToolCall` needs to decide a call on this harness, under `signal`
+   * (runs use it; so does `evaluateToolCall`: no events unless `emit` is given).
+   */
+  decisionEnvironment(signal: AbortSignal, overrides: DecisionOverrides = {}): DecisionEnvironment {
+    return {
+      hooks: this.hooks,
+      driver: this.driver,
+      signal,
+      timeoutMs: () => this.failurePolicy.tapTimeoutMs,
+      defaultVerdict: () => this.config.defaultToolVerdict,
+      defaultVerdictOwner: () => this.defaultVerdictOwner,
+      contextFor: (info) => this.views.toolContext(signal, info),
+      emit: async () => undefined,
+      place: { cwd: this.config.cwd, sessionId: this.session.id },
+      report: (failure) => this.events.report(failure),
+      ...(this.config.agent === undefined ? {} : { agentPath: this.config.agent.path }),
+      ...overrides,
+    };
   }
 
   /** A tool hook context (`context.call` set), as `toolCall` / `toolGate` / `toolResult` taps receive. */
@@ -333,10 +354,8 @@ export class AgentHarness extends ResourceRuns {
   }
 
   /**
-   * What `context.stopRun(reason)` does: ends the current run like `abort(reason)`
-   * (no further request, no further call decided), but never cancels a call a gate
-   * already allowed (it runs to its end) and keeps queued steering and follow-ups
-   * (a plugin's stop is not the user cancelling what they asked for).
+   * `context.stopRun(reason)`: ends the run like `abort(reason)`, but never cancels an
+   * allowed call and keeps queued steering and follow-ups (a plugin's stop, not the user's).
    */
   private stopRun(reason: string): void {
     if (typeof reason !== "string" || reason === "")
@@ -363,11 +382,9 @@ export class AgentHarness extends ResourceRuns {
   }
 
   /**
-   * Summarises the older part of the active branch and appends a `compaction`
-   * entry (idle only; phase `compaction`). Resolves `done`, `cancelled` (by
-   * `beforeCompact`) or `skipped` (nothing to compact); rejects with code
-   * `compaction` (the model failed), `hook` (a tap failed) or `aborted`, having
-   * written nothing.
+   * Summarises the older part of the active branch and appends a `compaction` entry (idle
+   * only; phase `compaction`). Resolves `done`, `cancelled` (by `beforeCompact`) or `skipped`;
+   * rejects with `compaction` (the model failed), `hook` or `aborted`, having written nothing.
    */
   compact(options: CompactOptions = {}): Promise<CompactionOutcome> {
     return this.runOperation("compaction", "compact", async (signal) => {
@@ -381,12 +398,10 @@ export class AgentHarness extends ResourceRuns {
   }
 
   /**
-   * Moves the active leaf to `targetId` (idle only; phase `branch`); `null` is the
-   * empty branch. With `summary` (or `summarize: true`, written by the model) the
-   * abandoned branch is recorded as a `branch_summary` after the target.
-   * `beforeBranch` may cancel or supply the summary. Rejects with `invalid_argument`
-   * (before taking the phase: no `settled`), `compaction`, `hook` or `aborted`,
-   * having written nothing.
+   * Moves the active leaf to `targetId` (idle only; phase `branch`; `null`: the empty branch).
+   * With `summary` (or `summarize: true`, by the model) the abandoned branch is recorded as a
+   * `branch_summary` after the target; `beforeBranch` may cancel or supply it. Rejects with
+   * `invalid_argument` (before taking the phase), `compaction`, `hook` or `aborted`, having written nothing.
    */
   navigateTree(targetId: string | null, options: NavigateOptions = {}): Promise<NavigateOutcome> {
     try {
@@ -399,10 +414,7 @@ export class AgentHarness extends ResourceRuns {
     );
   }
 
-  /**
-   * Waits for idle and for plugin calls still in flight (at most `timeoutMs`);
-   * returns the calls that never finished, naming their plugin and hook.
-   */
+  /** Waits for idle and for plugin calls in flight (at most `timeoutMs`); returns those still running. */
   async close(timeoutMs = 5_000): Promise<readonly InFlightCall[]> {
     await this.gate.waitForIdle();
     return this.driver.drain(timeoutMs);
@@ -433,16 +445,5 @@ export class AgentHarness extends ResourceRuns {
     if (failure !== undefined) throw failure;
     if (settleFailure !== undefined) throw settleFailure;
     return result as T;
-  }
-
-  private reportPluginError(failure: HarnessError): void {
-    void this.events.emit({
-      type: "plugin_error",
-      plugin: failure.plugin ?? "unknown",
-      hook: failure.hook ?? "unknown",
-      message: failure.message,
-      code: failure.pluginCode ?? failure.code,
-      ...(failure.toolCallId ? { toolCallId: failure.toolCallId } : {}),
-    });
   }
 }

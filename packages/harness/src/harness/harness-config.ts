@@ -138,13 +138,21 @@ export abstract class HarnessConfig {
   get defaultToolVerdict(): DefaultToolVerdict {
     return this.config.defaultToolVerdict;
   }
-  setDefaultToolVerdict(verdict: DefaultToolVerdict): void {
+  /**
+   * Sets what a call no gate had an opinion on gets. `owner` names who set a
+   * function (a plugin): its failures are attributed to it (`plugin_error`).
+   */
+  setDefaultToolVerdict(verdict: DefaultToolVerdict, options: { owner?: string } = {}): void {
     if (this.config.agent)
       throw invalidArgument("setDefaultToolVerdict: a child agent's default verdict is its parent's");
     checkOption("defaultToolVerdict", verdict, "setDefaultToolVerdict");
     this.config.defaultToolVerdict = verdict;
+    this.defaultVerdictOwner = typeof verdict === "function" ? options.owner : undefined;
     this.configChanged("defaultToolVerdict");
   }
+
+  /** Who set the default-verdict function (`setDefaultToolVerdict`'s `owner`). */
+  protected defaultVerdictOwner: string | undefined = undefined;
 
   get cwd(): string {
     return this.config.cwd;

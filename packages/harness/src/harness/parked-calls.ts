@@ -14,13 +14,14 @@
 import type { JsonObject, ToolCall } from "@earendil-works/pi-ai";
 import { describeError, invalidArgument, parkedError } from "../errors.js";
 import type { HarnessEvent, ParkedCall } from "../events/event-types.js";
+import type { PluginDriver } from "../hooks/plugin-driver.js";
 import { validatedArgs } from "../loop/frozen-args.js";
 import type { ToolCallPlan } from "../loop/loop-types.js";
 import { type ApprovalRecord, callHash, openParks, type ParkRecord } from "../session/approvals.js";
 import type { AssistantMessage, DecisionRecord } from "../session/entries.js";
 import type { Session } from "../session/session.js";
 import { openToolCalls } from "../session/tool-call-state.js";
-import { type AnyAgentTool, inspectToolCall, type ToolInspectionContext } from "../tools.js";
+import { type AnyAgentTool, failureText, type ViewOptions, viewToolCall } from "../tools.js";
 import { durableId, type SessionWriter } from "./session-writer.js";
 
 /** A parked call and the person's answer to it. */
@@ -99,7 +100,8 @@ export async function answerParkedCall(
   { park, answer }: ApprovedCall,
   call: ToolCall,
   tool: AnyAgentTool,
-  place: ToolInspectionContext,
+  driver: Pick<PluginDriver, "run">,
+  inspection: ViewOptions,
   emit: (event: HarnessEvent) => Promise<void>,
 ): Promise<ToolCallPlan> {
   const person: DecisionRecord = {
@@ -148,12 +150,12 @@ export async function answerParkedCall(
   if (callHash(call.name, args) !== hash) {
     return mismatch("the approved arguments would change on validation; not run");
   }
-  let facts: Awaited<ReturnType<typeof inspectToolCall>>;
+  let view: Awaited<ReturnType<typeof viewToolCall>>;
   try {
-    facts = await inspectToolCall(tool, args, place);
+    view = await viewToolCall(driver, tool, call.id, args, inspection);
   } catch (error) {
-    return mismatch(`could not inspect the approved arguments: ${describeError(error)}`);
+    return mismatch(`could not inspect the approved arguments: ${failureText(error)}`);
   }
   await emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...person });
-  return { action: "execute", args, facts, decision: person };
+  return { action: "execute", view, decision: person };
 }

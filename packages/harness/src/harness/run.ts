@@ -11,7 +11,6 @@
  * after the `turn_end` listeners; tool code runs through the plugin driver and
  * its start and end are journaled around it.
  */
-import type { ToolCall } from "@earendil-works/pi-ai";
 import { estimateFixedTokens } from "../compaction/token-estimate.js";
 import { HarnessError, isHarnessError } from "../errors.js";
 import type { HarnessEvent, ParkedCall, RunOutcome } from "../events/event-types.js";
@@ -29,7 +28,13 @@ import type { RetryPolicy } from "../loop/retry.js";
 import { narrowTools } from "../resources/invocation.js";
 import type { SkillResource } from "../resources/resource-types.js";
 import type { AgentMessage } from "../session/entries.js";
-import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
+import {
+  type AnyAgentTool,
+  failureText,
+  type ToolExecutionContext,
+  type ToolResult,
+  toolAuthor,
+} from "../tools.js";
 import { compactAfterOverflow, compactBeforeRequest, type OperationHost } from "./compaction-run.js";
 import type { HookCalls } from "./hook-calls.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
@@ -37,7 +42,7 @@ import { toUserMessage } from "./message-queues.js";
 import { answerParkedCall, parkCall, type ResumeState } from "./parked-calls.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import type { SessionWriter } from "./session-writer.js";
-import { type DecisionEnvironment, decideToolCall } from "./tool-decisions.js";
+import { type DecisionEnvironment, type DecisionOverrides, decideToolCall } from "./tool-decisions.js";
 import type { TurnSnapshot } from "./turn-snapshot.js";
 
 export interface ActiveRun {
@@ -80,6 +85,8 @@ export interface RunPort {
   readonly writer: SessionWriter;
   readonly driver: PluginDriver;
   readonly operations: OperationHost;
+  /** How this harness decides tool calls, under `signal` (the same environment `evaluateToolCall` gets). */
+  decisionEnvironment(signal: AbortSignal, overrides: DecisionOverrides): DecisionEnvironment;
   streamFn(): StreamFunction;
   retryPolicy(): RetryPolicy | undefined;
   maxStopContinuations(): number;
@@ -143,8 +150,11 @@ export async function executeResume(port: RunPort, run: ActiveRun, plan: ResumeS
   config.planToolCall = (call, tool, args, turn) => {
     const answer = plan.answers.get(call.id);
     if (answer === undefined) return decide(call, tool, args, turn);
+    const { driver, signal, timeoutMs } = port.decisionEnvironment(run.controller.signal, {});
     const place = { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" };
-    return answerParkedCall(answer, call, tool, place, (event) => dispatch(port, run, event));
+    return answerParkedCall(answer, call, tool, driver, { place, signal, timeoutMs: timeoutMs() }, (event) =>
+      dispatch(port, run, event),
+    );
   };
   config.resume = { message: plan.message, openCallIds: plan.openCallIds };
   return outcomeOf(run, await runAgentLoop([], config));
@@ -162,14 +172,6 @@ function outcomeOf(run: ActiveRun, result: LoopResult): RunOutcome {
   return outcome;
 }
 
-const callInfo = (call: ToolCall, tool: AnyAgentTool | undefined) => ({
-  id: call.id,
-  name: call.name,
-  args: call.arguments,
-  risk: tool?.risk,
-  tool: tool as AnyAgentTool,
-});
-
 function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   const { calls } = port;
   const signal = run.controller.signal;
@@ -177,15 +179,11 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   let environment: { turn: LoopTurn; env: DecisionEnvironment } | undefined;
   const decisionEnvironment = (turn: LoopTurn): DecisionEnvironment => {
     if (environment?.turn === turn) return environment.env;
-    const env: DecisionEnvironment = {
-      hooks: calls.hooks,
-      defaultVerdict: () => port.config.defaultToolVerdict,
-      contextFor: (info) => calls.toolContext(signal, info),
+    const env: DecisionEnvironment = port.decisionEnvironment(signal, {
       emit: (event) => dispatch(port, run, event),
       place: { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" },
       onUnanswered: () => port.config.onUnanswered,
-      ...(port.config.agent === undefined ? {} : { agentPath: port.config.agent.path }),
-    };
+    });
     environment = { turn, env };
     return env;
   };
@@ -239,12 +237,10 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
     config.onPayload = (payload) => calls.waterfall("providerPayload", payload, signal);
   }
   if (calls.tapped("toolResult")) {
-    config.finalizeToolResult = (call, tool, result) =>
-      calls.waterfall("toolResult", result, execution, callInfo(call, tool));
+    config.finalizeToolResult = (view, result) => calls.waterfall("toolResult", result, execution, view);
   }
   if (calls.tapped("toolUpdate")) {
-    config.finalizeToolUpdate = (call, tool, partial) =>
-      calls.waterfall("toolUpdate", partial, execution, callInfo(call, tool));
+    config.finalizeToolUpdate = (view, partial) => calls.waterfall("toolUpdate", partial, execution, view);
   }
   if (calls.tapped("beforeRetry")) {
     config.beforeRetry = (request) => calls.bail("beforeRetry", request, signal);
@@ -358,17 +354,17 @@ async function executeTool(
   if (stored) await stored;
   let result: ToolResult;
   try {
-    result = await port.driver.run(
-      { plugin: tool.owner ?? `tool:${tool.name}`, hook: "execute", toolCallId: context.toolCallId },
-      () => tool.execute(args, context),
+    result = await port.driver.run<ToolResult>(
+      { plugin: toolAuthor(tool), hook: "execute", toolCallId: context.toolCallId },
+      {},
+      tool.execute,
+      tool,
+      args,
+      context,
     );
   } catch (error) {
     // A tool failure is a result the model can read, in the tool's own words.
-    const cause = error instanceof HarnessError && error.cause !== undefined ? error.cause : error;
-    result = {
-      content: [{ type: "text" as const, text: cause instanceof Error ? cause.message : String(cause) }],
-      isError: true,
-    };
+    result = { content: [{ type: "text" as const, text: failureText(error) }], isError: true };
   }
   port.writer.journalQuietly({ event: "tool_end", ...site, isError: result?.isError === true });
   return result;

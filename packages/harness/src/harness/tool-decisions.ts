@@ -1,49 +1,63 @@
 /**
- * How the harness decides one tool call (spec "One run", step 4) - the one
- * decision pipeline: runs use it through the loop, and `evaluateToolCall` in
- * @rein/sdk calls it directly (no model, no execution, no events), so a verdict
- * seen offline is the verdict a run would record, `by` included.
+ * How the harness decides one tool call (spec "One run", step 4): the one decision
+ * pipeline, for runs and for `evaluateToolCall` in @rein/sdk (no model, no
+ * execution, no events), so a verdict seen offline is the one a run records.
  *
- * `toolCall` may rewrite the arguments (validated again against the snapshot's
- * schema), `toolGate` reduces to the strictest verdict, an `ask` goes to
- * `permissionAsk` (no answer = deny), and the outcome is recorded with who
- * decided and why. Invariants: nothing here can turn a deny into an allow; the
- * arguments every tap sees are deeply frozen (validated ones, and a rewrite once
- * validated again), so an in-place change cannot skip validation: it throws in
- * the tap that tries it.
- *
- * With `trail`, every tap that ran leaves one step (tap-call.ts writes them), in
- * order, and the record carries them: the per-tap "who said what" behind `by`.
- * With `explainAfterDeny` (`rein check` only; never a run), the gate taps after
- * the deciding deny are asked too and leave `consulted: false` steps; their
- * answers never change the decision (explain-gate.ts).
+ * `toolCall` may rewrite the arguments (validated again); then the call's one view
+ * is built (`viewToolCall`: `inspect` through the plugin driver, facts frozen) and
+ * is what the gates, `permissionAsk`, `execute` and the result taps see; `toolGate`
+ * reduces to the strictest verdict (none: the default, a function of which runs
+ * through the driver and fails closed); an `ask` goes to `permissionAsk` (no
+ * answer: deny). Invariants: nothing here turns a deny into an allow; the arguments
+ * every tap sees are deeply frozen. With `trail`, each tap that ran leaves a step
+ * (hook-run.ts); with `explainAfterDeny` (`rein check` only) the same walker asks
+ * the gate taps after the deciding deny, as `consulted: false` steps.
  */
 import type { JsonObject, ToolCall } from "@earendil-works/pi-ai";
-import { describeError } from "../errors.js";
+import { describeError, type HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
 import { runBail, runToolGate, runWaterfall } from "../hooks/create-hooks.js";
-import { askAfterDeny, explainDenials } from "../hooks/explain-gate.js";
 import type { HarnessHooks } from "../hooks/hook-table.js";
-import type { AttributedVerdict, ToolCallInfo, ToolGateCall, ToolHookContext } from "../hooks/hook-types.js";
+import type {
+  AttributedVerdict,
+  GateVerdict,
+  ToolCallInfo,
+  ToolCallView,
+  ToolGateCall,
+  ToolHookContext,
+} from "../hooks/hook-types.js";
+import type { PluginDriver } from "../hooks/plugin-driver.js";
 import { validatedArgs } from "../loop/frozen-args.js";
 import type { ToolCallPlan } from "../loop/loop-types.js";
 import type { DecisionRecord, DecisionStep } from "../session/entries.js";
 import type { ToolInspectionContext } from "../tools.js";
-import { type AnyAgentTool, inspectToolCall, type ToolCallFacts } from "../tools.js";
+import { type AnyAgentTool, failureText, type ToolCallFacts, viewToolCall } from "../tools.js";
 import type { DefaultToolVerdict } from "./live-config.js";
 
 export interface DecisionEnvironment {
   hooks: HarnessHooks;
+  /** The harness's plugin driver: `inspect` and a default-verdict function run through it. */
+  driver: Pick<PluginDriver, "run">;
+  /** What `inspect` and a default-verdict function wait under: the run's signal, the tap timeout. */
+  signal: AbortSignal;
+  timeoutMs(): number;
   defaultVerdict(): DefaultToolVerdict;
+  /** Who set a default-verdict function (the plugin failures are attributed to); absent: `harness`. */
+  defaultVerdictOwner?(): string | undefined;
   contextFor(call: ToolCallInfo): ToolHookContext;
   emit(event: HarnessEvent): Promise<void>;
   /** Where the call is inspected (the turn's cwd and session). */
   place: ToolInspectionContext;
   /** What an `ask` nobody answers becomes: `deny` (default) or `park` (wait for a person). */
   onUnanswered?(): "deny" | "park";
+  /** Surfaces a failure absorbed by failing closed (a `plugin_error` event). */
+  report?(failure: HarnessError): void;
   /** In a child agent: its path (`task#1 of run r1`), appended to every record's `by`. */
   agentPath?: string;
 }
+
+/** What a caller may set: events (none by default), where calls are inspected, what an unanswered `ask` becomes. */
+export type DecisionOverrides = Partial<Pick<DecisionEnvironment, "emit" | "place" | "onUnanswered">>;
 
 export const HARNESS_DECIDER = "harness";
 
@@ -78,13 +92,43 @@ export type ToolDecision = ToolCallPlan & {
   trail?: DecisionStep[];
 };
 
-export function resolveDefaultVerdict(source: DefaultToolVerdict, call: ToolGateCall): AttributedVerdict {
-  if (typeof source === "function") return { ...source(call), by: `${HARNESS_DECIDER}:default` };
-  return {
-    decision: source,
-    reason: `no gate had an opinion; default is ${source}`,
-    by: `${HARNESS_DECIDER}:default`,
-  };
+/**
+ * The verdict when no gate had an opinion: the configured decision, or what the
+ * default-verdict function says (run through the driver like any plugin code; a
+ * throw, a timeout or a malformed answer denies, failing closed, and is reported).
+ */
+async function defaultVerdictFor(env: DecisionEnvironment, call: ToolGateCall): Promise<AttributedVerdict> {
+  const source = env.defaultVerdict();
+  const by = `${HARNESS_DECIDER}:default`;
+  if (typeof source !== "function") {
+    return { decision: source, reason: `no gate had an opinion; default is ${source}`, by };
+  }
+  const plugin = env.defaultVerdictOwner?.() ?? HARNESS_DECIDER;
+  const site = { plugin, hook: "defaultToolVerdict", toolCallId: call.id };
+  try {
+    const verdict = await env.driver.run<GateVerdict>(
+      site,
+      { signal: env.signal, timeoutMs: env.timeoutMs() },
+      source,
+      undefined,
+      call,
+    );
+    const decision = (verdict as Partial<GateVerdict> | undefined)?.decision;
+    if (decision !== "allow" && decision !== "ask" && decision !== "deny") {
+      throw new TypeError(
+        `expected { decision: "allow" | "ask" | "deny", reason }, got ${JSON.stringify(verdict)}`,
+      );
+    }
+    return { ...verdict, by };
+  } catch (error) {
+    const failure = pluginFailure(error, site);
+    if (failure.code !== HarnessErrorCode.aborted) env.report?.(failure);
+    return {
+      decision: "deny",
+      by,
+      reason: `the default verdict of "${plugin}" failed: ${failureText(error)} (failing closed)`,
+    };
+  }
 }
 
 export function decideToolCall(
@@ -98,7 +142,6 @@ export function decideToolCall(
   if (!options.trail && !options.explainAfterDeny)
     return decide(env, call, tool, checkedArgs, options, undefined);
   const trail: DecisionStep[] = [];
-  if (options.explainAfterDeny) explainDenials(trail);
   return decide(env, call, tool, checkedArgs, options, trail).then((decided) => {
     decided.trail = trail;
     return decided;
@@ -132,13 +175,12 @@ async function decide(
       );
     }
   }
-  const base = { id: call.id, name: call.name, risk: tool.risk, tool };
   if (env.hooks.toolCall.taps.length > 0) {
     const rewritten = await runWaterfall(
       env.hooks,
       "toolCall",
       { id: call.id, name: call.name, args },
-      env.contextFor({ ...base, args }),
+      env.contextFor({ id: call.id, name: call.name, args, risk: tool.risk, tool }),
       trail,
     );
     if (rewritten.args !== args) {
@@ -154,16 +196,22 @@ async function decide(
     }
   }
 
-  let facts: Readonly<ToolCallFacts>;
+  // The one view of the call from here on: gates, permission, execute and result taps all see it.
+  let view: ToolCallView;
   try {
-    facts = await inspectToolCall(tool, args, env.place);
+    view = await viewToolCall(env.driver, tool, call.id, args, {
+      place: env.place,
+      signal: env.signal,
+      timeoutMs: env.timeoutMs(),
+    });
   } catch (error) {
     return refuseWith(env, call, args, trail, {
       decision: "deny",
       by: HARNESS_DECIDER,
-      reason: `could not inspect the arguments: ${describeError(error)}`,
+      reason: `could not inspect the arguments: ${failureText(error)}`,
     });
   }
+  const facts = view.facts;
   const gateCall: ToolGateCall = Object.freeze({
     id: call.id,
     name: call.name,
@@ -174,17 +222,14 @@ async function decide(
   // Built only when a tap will see it: with no gate taps the default decides alone.
   let context: ToolHookContext | undefined;
   const contextOnce = () => {
-    context ??= env.contextFor({ ...base, args, facts });
+    context ??= env.contextFor(view);
     return context;
   };
   const gated =
     env.hooks.toolGate.taps.length > 0
-      ? await runToolGate(env.hooks, gateCall, contextOnce(), trail)
+      ? await runToolGate(env.hooks, gateCall, contextOnce(), trail, options.explainAfterDeny === true)
       : undefined;
-  const verdict = gated ?? resolveDefaultVerdict(env.defaultVerdict(), gateCall);
-  if (options.explainAfterDeny && trail && verdict.decision === "deny") {
-    await askAfterDeny(env.hooks, trail, gateCall, contextOnce());
-  }
+  const verdict = gated ?? (await defaultVerdictFor(env, gateCall));
 
   if (verdict.decision === "ask" && options.skipPermission) {
     const plan = refusal(traced(env, { decision: "deny", by: verdict.by, reason: verdict.reason }, trail));
@@ -224,7 +269,7 @@ async function decide(
   }
   traced(env, record, trail);
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
-  return { action: "execute", args, facts, decision: record, gate: verdict };
+  return { action: "execute", view, args, facts, decision: record, gate: verdict };
 }
 
 /**

@@ -64,6 +64,8 @@ export type HookResult<K extends HookName> = HookShapes[K]["result"];
 export interface ReinTapOptions {
   /** Milliseconds before this tap counts as failed; overrides the harness default. */
   timeout?: number;
+  /** Registers through an owner (see `TapOwner`); set by `withOptions({ owner })`. */
+  owner?: TapOwner;
 }
 
 type Args<K extends HookName> = [HookPayload<K>, HookContextOf<K>];
@@ -80,6 +82,31 @@ export type HarnessTapOptions = string | ({ name: string; before?: string; stage
 
 /** Removes the tap it was returned for (by identity); calling it twice does nothing. */
 export type Disposer = () => void;
+
+/** One tap as its owner sees it (`rein plugins`). */
+export interface OwnedTap {
+  hook: HookName;
+  /** Tapable tap type: `sync` (`tap`), `promise` (`tapPromise`) or `async` (`tapAsync`). */
+  type: "sync" | "promise" | "async";
+  /** Lower runs first; default 0. */
+  stage: number;
+  /** The name the author passed, when it differs from the owner's. */
+  label?: string;
+}
+
+/**
+ * Who registers taps through a hook view, `hook.withOptions({ owner })` (how
+ * @rein/sdk gives each plugin its hooks): every tap registered through the view
+ * carries the owner's name whatever name the author passed (kept as `label`),
+ * the owner may refuse a registration (throw from `admit`) or an interceptor,
+ * and it learns of each tap with its disposer (what it returns is the view's disposer).
+ */
+export interface TapOwner {
+  readonly name: string;
+  admit(hook: HookName, method: "tap" | "tapPromise" | "tapAsync", options: unknown, fn: unknown): void;
+  registered(tap: OwnedTap, dispose: Disposer): Disposer;
+  intercept(hook: HookName): never;
+}
 
 /**
  * A Tapable hook whose tap methods return a disposer. Dispatch (`promise`,

@@ -113,7 +113,18 @@ export interface ToolCallInfo {
   readonly tool: AnyAgentTool;
 }
 
+/**
+ * The one view of a tool call once its arguments are decided and inspected
+ * (`viewToolCall`): the final arguments and the facts the gates decided on. The
+ * same frozen object is `context.call` for `toolGate`, `permissionAsk`,
+ * `toolResult` and `toolUpdate` taps, and `execute` gets its facts.
+ */
+export interface ToolCallView extends ToolCallInfo {
+  readonly facts: Readonly<ToolCallFacts>;
+}
+
 export interface ToolHookContext extends HookContext {
+  /** The call; from `toolGate` on, its decided view (`ToolCallView`: final arguments and facts). */
   readonly call: ToolCallInfo;
 }
 

@@ -1,29 +1,20 @@
 /**
- * The one choke point through which plugin code runs: hook taps, tool `execute`
- * and event listeners (as Rollup's `PluginDriver.runHook`), with the one timer
- * system and the one in-flight ledger of the harness.
+ * The one place plugin code is called (as Rollup's `PluginDriver.runHook`): taps, a
+ * tool's `inspect` and `execute`, listeners, a default-verdict function, a plugin's
+ * `setup`, `rules` and cleanups all go through `invoke` (`run`: `invoke` for one
+ * call). Also the harness's one timer system and one in-flight ledger.
  *
- * Invariants:
- * - every failure that leaves `run` / `wait` is a `HarnessError` tagged exactly
- *   once with plugin, hook and tool call, keeping the plugin's own code as
- *   `pluginCode`; a synchronous throw or a non-promise return never escapes as
- *   an unhandled rejection;
- * - every asynchronous call is tracked until it settles, so shutdown can await
- *   them and name the ones that hang (as vite's plugin container does), even
- *   after their caller stopped waiting (timeout, abort);
- * - each call's own deadline is honoured, never early: one shared watchdog
- *   timer is armed for the earliest deadline of all calls in flight. A call
- *   given with `wait` starts its clock at once; a hook tap (`waitFor`) when the
- *   synchronous run that started it ends (the microtask queue drains), one
- *   clock read for all taps started in it: reading the clock costs about as
- *   much as a pass-through tap. No timer can fire before then anyway; the
- *   deadline is late only by the work queued behind the tap in that drain;
- * - a call waiting under an `AbortSignal` stops waiting (code `aborted`) the
- *   moment the signal aborts: one listener per signal, never one per call.
- *
- * Cost matters here (every tap of every hook passes through): a synchronous
- * result returns without tracking, and the watchdog timer is never cleared when
- * the ledger empties, only unref'd, so a stream of fast calls costs no timer work.
+ * Invariants: every failure is a `HarnessError` tagged once with plugin, hook and
+ * tool call (the plugin's own `code` kept as `pluginCode`), a synchronous throw or
+ * a non-promise return never escapes as an unhandled rejection; every asynchronous
+ * call is tracked until it settles, also after its caller stopped waiting (timeout,
+ * abort), so shutdown can name a hung one; each call's deadline is never early: one
+ * shared watchdog timer is armed for the earliest deadline in flight, and a call's
+ * clock starts when the synchronous stretch that started it ends (one clock read per
+ * microtask drain: a read costs as much as a pass-through tap); a call waiting
+ * under an `AbortSignal` stops waiting (code `aborted`) the moment it aborts (one
+ * listener per signal). A synchronous result is not tracked, and the timer is only
+ * unref'd, never cleared, when the ledger empties: fast calls cost no timer work.
  */
 import { HarnessError, HarnessErrorCode, pluginFailure } from "../errors.js";
 
@@ -47,18 +38,26 @@ export interface InFlightCall extends PluginCallSite {
 
 /**
  * One waiting caller in the ledger. A hook call walking its taps is one such
- * record for its whole life, re-aimed at each tap's promise (`waitFor`): its
+ * record for its whole life, re-aimed at each tap's promise (`invoke`): its
  * site names the tap being waited for, `startedAt` / `deadline` are that tap's.
  */
 export interface TrackedCall extends PluginCallSite {
-  /** When the wait started; `NaN` until stamped after the current drain (`waitFor`). */
+  /** When the wait started; `NaN` until stamped after the current drain. */
   startedAt: number;
   deadline: number;
   /** The allowance `deadline` is computed from once `startedAt` is stamped. */
   timeoutMs: number;
-  signal: AbortSignal | undefined;
+  readonly signal: AbortSignal | undefined;
   value: PromiseLike<unknown> | undefined;
-  /** Stops the caller's wait with this error (timeout, abort); the call is already off the running list. */
+  /** The tagged failure `invoke` returned `THREW` for. */
+  error: unknown;
+  /** The reactions the waited-for promise was given (the driver's; reused while live). */
+  reactions: Reactions | undefined;
+  /** The waited-for promise resolved; the call is already off the running list. */
+  answered(result: unknown): void;
+  /** The waited-for promise rejected (untagged: the record knows its site). */
+  failed(error: unknown): void;
+  /** The driver gave up (timeout, abort); the call is already off the running list. */
   fail(error: HarnessError): void;
   /** Links of the running list (an intrusive list: no hashing, no allocation to add or remove). */
   prev?: TrackedCall | undefined;
@@ -103,13 +102,94 @@ export function abortedWhile(site: PluginCallSite, signal: AbortSignal): Harness
   );
 }
 
-/** What a waiter makes of the plugin's answer or failure (see `PluginDriver.wait`). */
-export interface Settle<T, R> {
-  value(result: T): R;
-  failure(error: HarnessError): R;
+/** `invoke`'s answer while the plugin's promise is waited for. */
+export const PENDING: unique symbol = Symbol("pending");
+/** `invoke`'s answer when the plugin threw (or the run was aborted already): the failure is `call.error`. */
+export const THREW: unique symbol = Symbol("threw");
+
+/** How a plugin function takes its arguments: `return`s its answer, or calls a node-style `callback` (`tapAsync`). */
+export type CallStyle = "return" | "callback";
+
+// biome-ignore lint/complexity/noBannedTypes: any plugin-supplied function.
+export type PluginFunction = Function;
+
+/** The pair of reactions one waited-for promise gets; giving up on it kills the pair. */
+export class Reactions {
+  live = true;
+  constructor(
+    private readonly driver: PluginDriver,
+    private readonly call: TrackedCall,
+  ) {}
+  readonly answered = (result: unknown): void => {
+    if (!this.live) return;
+    this.driver.settled(this.call);
+    this.call.answered(result);
+  };
+  readonly failed = (error: unknown): void => {
+    if (!this.live) return;
+    this.driver.settled(this.call);
+    this.call.failed(error);
+  };
+}
+
+/** One call of `run`: a record of its own, settled into one promise. */
+class SingleCall implements TrackedCall {
+  startedAt = Number.NaN;
+  deadline = Number.POSITIVE_INFINITY;
+  timeoutMs = Number.POSITIVE_INFINITY;
+  value: PromiseLike<unknown> | undefined = undefined;
+  error: unknown = undefined;
+  reactions: Reactions | undefined = undefined;
+  prev: TrackedCall | undefined = undefined;
+  next: TrackedCall | undefined = undefined;
+  running = false;
+  readonly plugin: string;
+  readonly hook: string;
+  readonly toolCallId: string | undefined;
+  resolve: (result: unknown) => void = ignore;
+  reject: (error: unknown) => void = ignore;
+  constructor(
+    site: PluginCallSite,
+    readonly signal: AbortSignal | undefined,
+  ) {
+    this.plugin = site.plugin;
+    this.hook = site.hook;
+    this.toolCallId = site.toolCallId;
+  }
+  answered(result: unknown): void {
+    this.resolve(result);
+  }
+  failed(error: unknown): void {
+    this.reject(pluginFailure(error, this));
+  }
+  fail(error: HarnessError): void {
+    this.reject(error);
+  }
+}
+
+/** Calls a `tapAsync`-style function: its callback settles the promise returned. */
+function callbackValue(fn: PluginFunction, self: unknown, a: unknown, b: unknown): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    fn.call(self, a, b, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result)));
+  });
 }
 
 export class PluginDriver {
+  /**
+   * FAST PATH, kept because `bench --only hooks` and `--only turns` measure it: one idle
+   * record (with its reactions) of each kind for the life of the module. V8 holds an
+   * instance's final shape (map) only through live instances: after a full GC with no call
+   * in flight it drops it and deoptimises every function built on it ("embedded weak
+   * objects cleared"), sending the walker back through the interpreter after each GC.
+   * Nothing reads them. Measured on the hooks bench's loop (a full GC between runs) with
+   * `node --trace-deopt`: 66 such deopts without them, 1 with them.
+   */
+  static readonly resident: readonly object[] = (() => {
+    const call = new SingleCall({ plugin: "", hook: "" }, undefined);
+    call.reactions = new Reactions(new PluginDriver(), call);
+    return [call];
+  })();
+
   /** Calls whose caller is waiting for the result: a doubly linked list, newest last. */
   private first: TrackedCall | undefined;
   private last: TrackedCall | undefined;
@@ -126,104 +206,72 @@ export class PluginDriver {
   /** Whether `afterDrain` is queued (it stamps new waits and unrefs the timer when idle). */
   private drainTickQueued = false;
 
-  /** Runs plugin code; a promise result is waited for under `options` (see `wait`). */
-  run<T>(site: PluginCallSite, fn: () => T | Promise<T>, options: PluginCallOptions = {}): Promise<T> {
-    let value: T | Promise<T>;
-    try {
-      value = fn();
-    } catch (error) {
-      return Promise.reject(pluginFailure(error, site));
-    }
-    if (!isThenable(value)) return Promise.resolve(value);
-    return this.wait(site, value as PromiseLike<T>, options);
-  }
-
   /**
-   * Waits for a promise plugin code returned: resolves with its result, rejects
-   * with its failure (tagged), with a timeout once `timeoutMs` passed, or with
-   * code `aborted` once `signal` aborts. The call stays in the ledger until its
-   * promise settles, whatever the caller does.
+   * The one entry through which plugin code runs (as Rollup's `runHook`): calls
+   * `fn` with `self` and up to two arguments (plus a callback for `callback`
+   * style) on behalf of `call`, whose site names plugin, hook and tool call.
    *
-   * With `settle`, the returned promise resolves with `settle.value(result)` or
-   * `settle.failure(error)` instead (a throw from either rejects it): the caller's
-   * continuation runs in the same reaction, without a second promise and tick.
+   * - a synchronous answer is returned as is, untracked;
+   * - a synchronous throw returns `THREW`, the failure tagged in `call.error`;
+   * - a promise is waited for under `timeoutMs` (counted from the end of the
+   *   current drain) and `call.signal`: `PENDING` is returned and later exactly
+   *   one of `call.answered`, `call.failed` or `call.fail` (timeout, abort) runs.
+   *   When the signal has already aborted, `THREW` with code `aborted`.
    */
-  wait<T, R = T>(
-    site: PluginCallSite,
-    value: PromiseLike<T>,
-    options: PluginCallOptions = {},
-    settle?: Settle<T, R>,
-  ): Promise<R> {
-    const { timeoutMs, signal } = options;
-    if (signal?.aborted) {
-      this.abandon(site, Date.now(), value);
-      const error = abortedWhile(site, signal);
-      if (settle === undefined) return Promise.reject(error);
-      return new Promise<R>((resolve) => resolve(settle.failure(error)));
+  invoke(
+    call: TrackedCall,
+    fn: PluginFunction,
+    self: unknown,
+    a: unknown,
+    b: unknown,
+    timeoutMs: number | undefined,
+    style: CallStyle = "return",
+  ): unknown {
+    let value: unknown;
+    try {
+      value = style === "return" ? fn.call(self, a, b) : callbackValue(fn, self, a, b);
+    } catch (error) {
+      call.error = pluginFailure(error, call);
+      return THREW;
     }
-    const startedAt = Date.now();
-    const deadline =
-      timeoutMs === undefined || !Number.isFinite(timeoutMs)
-        ? Number.POSITIVE_INFINITY
-        : startedAt + timeoutMs;
-    return new Promise<R>((resolve, reject) => {
-      let done = false;
-      const failed = (error: HarnessError) => {
-        done = true;
-        if (settle === undefined) reject(error);
-        else {
-          try {
-            resolve(settle.failure(error));
-          } catch (thrown) {
-            reject(thrown);
-          }
-        }
-      };
-      const call = this.record(site, value, startedAt, deadline, signal, failed);
-      this.track(call);
-      value.then(
-        (result) => {
-          this.settled(call);
-          if (done) return;
-          done = true;
-          if (settle === undefined) resolve(result as unknown as R);
-          else {
-            try {
-              resolve(settle.value(result));
-            } catch (thrown) {
-              reject(thrown);
-            }
-          }
-        },
-        (error: unknown) => {
-          this.settled(call);
-          if (!done) failed(pluginFailure(error, site));
-        },
-      );
-    });
-  }
-
-  /**
-   * Waits for `value` on behalf of `call`, a record its owner keeps across
-   * calls (a hook call walking its taps, see hook-run.ts): sets its start and
-   * deadline and puts it on the running list; the owner takes it off with
-   * `settled` when `value` settles, and `call.fail` runs instead on a timeout
-   * or an abort. No promise or record is allocated. Returns false, without
-   * tracking, when `call.signal` has already aborted (the value is kept as abandoned).
-   */
-  waitFor(call: TrackedCall, value: PromiseLike<unknown>, timeoutMs: number | undefined): boolean {
+    if (!isThenable(value)) return value;
     if (call.signal?.aborted) {
       this.abandon(call, Date.now(), value);
-      return false;
+      call.error = abortedWhile(call, call.signal);
+      return THREW;
     }
-    // The clock is read once the current drain ends (`afterDrain`), not per tap.
+    // The clock is read once the current drain ends (`afterDrain`), not per call.
     call.startedAt = Number.NaN;
     call.timeoutMs = timeoutMs ?? Number.POSITIVE_INFINITY;
     call.deadline = Number.POSITIVE_INFINITY;
     call.value = value;
     this.track(call);
     this.queueDrainTick();
-    return true;
+    if (call.reactions === undefined) call.reactions = new Reactions(this, call);
+    value.then(call.reactions.answered, call.reactions.failed);
+    return PENDING;
+  }
+
+  /**
+   * `invoke` for one call with nobody walking taps: resolves with the plugin's
+   * answer, rejects with its failure tagged once (a timeout or an abort included).
+   */
+  run<T>(
+    site: PluginCallSite,
+    options: PluginCallOptions,
+    fn: PluginFunction,
+    self?: unknown,
+    a?: unknown,
+    b?: unknown,
+  ): Promise<T> {
+    const call = new SingleCall(site, options.signal);
+    const value = this.invoke(call, fn, self, a, b, options.timeoutMs);
+    if (value === THREW) return Promise.reject(call.error);
+    if (value !== PENDING) return Promise.resolve(value as T);
+    return new Promise<T>((resolve, reject) => {
+      call.resolve = resolve as (result: unknown) => void;
+      call.reject = reject;
+    });
   }
 
   /** Plugin calls that have started and not yet settled (hung and abandoned ones included). */
@@ -253,19 +301,6 @@ export class PluginDriver {
     await Promise.race([Promise.allSettled(calls.map((c) => c.settled)), deadline]);
     clearTimeout(timer);
     return this.inFlight();
-  }
-
-  private record(
-    site: PluginCallSite,
-    value: PromiseLike<unknown>,
-    startedAt: number,
-    deadline: number,
-    signal: AbortSignal | undefined,
-    fail: (error: HarnessError) => void,
-  ): TrackedCall {
-    const { plugin, hook, toolCallId } = site;
-    const timeoutMs = deadline - startedAt;
-    return { plugin, hook, toolCallId, startedAt, deadline, timeoutMs, signal, value, fail };
   }
 
   /** The caller stopped waiting: keep naming the call until its promise settles. */
@@ -376,9 +411,7 @@ export class PluginDriver {
     let next = Number.POSITIVE_INFINITY;
     for (const call of this.runningCalls()) {
       if (call.deadline <= now) {
-        this.unlink(call);
-        this.abandon(call, call.startedAt, call.value);
-        call.fail(timeoutError(call, call.timeoutMs));
+        this.giveUp(call, timeoutError(call, call.timeoutMs));
       } else if (call.deadline < next) {
         next = call.deadline;
       }
@@ -386,13 +419,20 @@ export class PluginDriver {
     if (next !== Number.POSITIVE_INFINITY) this.arm(next);
   }
 
+  /** Stops waiting for `call`'s promise: its late answer is ignored, the call stays named until it settles. */
+  private giveUp(call: TrackedCall, error: HarnessError): void {
+    this.unlink(call);
+    this.abandon(call, call.startedAt, call.value);
+    if (call.reactions) call.reactions.live = false;
+    call.reactions = undefined;
+    call.fail(error);
+  }
+
   private abortAll(signal: AbortSignal): void {
     this.stampStarts(); // the abandoned keep a start time
     for (const call of this.runningCalls()) {
       if (call.signal !== signal) continue;
-      this.unlink(call);
-      this.abandon(call, call.startedAt, call.value);
-      call.fail(abortedWhile(call, signal));
+      this.giveUp(call, abortedWhile(call, signal));
     }
     if (this.runningCount === 0) this.queueDrainTick();
   }

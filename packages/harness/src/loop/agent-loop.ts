@@ -17,6 +17,7 @@
  */
 import { describeError, isHarnessError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
+import { PluginDriver } from "../hooks/plugin-driver.js";
 import { shortId } from "../ids.js";
 import { streamThrough } from "../models/builtin-models.js";
 import type { AgentMessage, AssistantMessage, RecordedToolResult } from "../session/entries.js";
@@ -30,6 +31,8 @@ export async function runAgentLoop(prompts: AgentMessage[], given: AgentLoopConf
     : { ...given, streamFn: streamThrough(undefined) };
   const runId = config.runId ?? shortId();
   const signal = config.signal ?? new AbortController().signal;
+  // Standalone, the loop calls tools itself: through a driver of its own (a harness passes `executeTool`).
+  const driver = new PluginDriver();
   const produced: AgentMessage[] = [];
   /** Tool calls whose result message was delivered (persisted, for the harness). */
   const answered = new Set<string>();
@@ -112,7 +115,14 @@ export async function runAgentLoop(prompts: AgentMessage[], given: AgentLoopConf
           break run;
         }
 
-        const tools = await runToolCalls(resuming ? openPart(resuming) : last, turn, config, signal, emit);
+        const tools = await runToolCalls(
+          resuming ? openPart(resuming) : last,
+          turn,
+          config,
+          signal,
+          emit,
+          driver,
+        );
         resuming = undefined;
         hasToolResults = tools.results.length > 0;
         if (tools.failure !== undefined) {

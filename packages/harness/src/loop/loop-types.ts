@@ -5,9 +5,15 @@
  */
 import type { Model, Models, ToolCall } from "@earendil-works/pi-ai";
 import type { HarnessEvent } from "../events/event-types.js";
-import type { RequestOptions, RetryDecision, RetryRequest, ToolResultPayload } from "../hooks/hook-types.js";
+import type {
+  RequestOptions,
+  RetryDecision,
+  RetryRequest,
+  ToolCallView,
+  ToolResultPayload,
+} from "../hooks/hook-types.js";
 import type { AgentMessage, AssistantMessage, DecisionRecord, ThinkingLevel } from "../session/entries.js";
-import type { AnyAgentTool, ToolCallFacts, ToolExecutionContext, ToolResult } from "../tools.js";
+import type { AnyAgentTool, ToolExecutionContext, ToolResult } from "../tools.js";
 import type { RetryPolicy } from "./retry.js";
 
 /** Everything one turn runs with: frozen at turn start, used for request, validation and execution. */
@@ -28,9 +34,8 @@ export interface LoopTurn {
 export type ToolCallPlan =
   | {
       action: "execute";
-      args: Record<string, unknown>;
-      /** What the gates decided on; the execution context carries the same object. */
-      facts?: Readonly<ToolCallFacts>;
+      /** The decided call (final arguments, facts): what the gates saw, what `execute` and result taps get. */
+      view: ToolCallView;
       decision?: DecisionRecord;
     }
   | { action: "refuse"; result: ToolResult; decision?: DecisionRecord }
@@ -79,8 +84,7 @@ export interface LoopHooks {
   ): Promise<ToolResult>;
   /** May rewrite a result before it is recorded. */
   finalizeToolResult?(
-    call: ToolCall,
-    tool: AnyAgentTool | undefined,
+    call: ToolCallView,
     result: ToolResultPayload,
     turn: LoopTurn,
   ): Promise<ToolResultPayload>;
@@ -90,8 +94,7 @@ export interface LoopHooks {
    * withholds that update and fails the run, as for a result.
    */
   finalizeToolUpdate?(
-    call: ToolCall,
-    tool: AnyAgentTool,
+    call: ToolCallView,
     partial: ToolResultPayload,
     turn: LoopTurn,
   ): Promise<ToolResultPayload>;

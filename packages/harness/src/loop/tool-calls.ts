@@ -23,15 +23,10 @@
 import type { JsonValue, ToolCall } from "@earendil-works/pi-ai";
 import { describeError } from "../errors.js";
 import type { HarnessEvent } from "../events/event-types.js";
-import type { ToolResultPayload } from "../hooks/hook-types.js";
+import type { ToolCallView, ToolResultPayload } from "../hooks/hook-types.js";
+import type { PluginDriver } from "../hooks/plugin-driver.js";
 import type { AssistantMessage, DecisionRecord, RecordedToolResult } from "../session/entries.js";
-import {
-  type AnyAgentTool,
-  inspectToolCall,
-  NO_FACTS,
-  type ToolCallFacts,
-  type ToolResult,
-} from "../tools.js";
+import { type AnyAgentTool, failureText, type ToolResult, toolAuthor, viewToolCall } from "../tools.js";
 import { toolArgs, validatedArgs } from "./frozen-args.js";
 import type { AgentLoopConfig, LoopTurn, ToolCallPlan } from "./loop-types.js";
 
@@ -72,6 +67,7 @@ export async function runToolCalls(
   config: AgentLoopConfig,
   signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  driver: PluginDriver,
 ): Promise<ToolCallsOutcome> {
   const calls = assistant.content.filter((block): block is ToolCall => block.type === "toolCall");
   // Only a person's abort cancels an allowed call; standalone, one signal does both.
@@ -95,7 +91,7 @@ export async function runToolCalls(
       continue;
     }
     try {
-      const plan = await planCall(call, tool, turn, config, emit);
+      const plan = await planCall(call, tool, turn, config, signal, emit, driver);
       if (plan.action === "park") {
         parked = true;
         break; // the calls after it are decided when the run resumes
@@ -107,7 +103,7 @@ export async function runToolCalls(
     }
   }
 
-  const finals = await executePlanned(planned, turn, config, execution, emit, (error) => {
+  const finals = await executePlanned(planned, turn, config, execution, emit, driver, (error) => {
     failure ??= error;
   });
 
@@ -166,7 +162,9 @@ async function planCall(
   tool: AnyAgentTool | undefined,
   turn: LoopTurn,
   config: AgentLoopConfig,
+  signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  driver: PluginDriver,
 ): Promise<ToolCallPlan> {
   // The harness's own refusals are decisions too: audit logs them like any gate's.
   const refuseAs = (text: string, reason: string) =>
@@ -187,13 +185,11 @@ async function planCall(
   if (config.planToolCall) return config.planToolCall(call, tool, args, turn);
   // Used alone, the loop still hands `execute` the facts its tool declares.
   try {
-    const facts = await inspectToolCall(tool, args, {
-      cwd: turn.cwd ?? process.cwd(),
-      sessionId: turn.sessionId ?? "",
-    });
-    return { action: "execute", args, facts };
+    const place = { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" };
+    const view = await viewToolCall(driver, tool, call.id, args, { place, signal, timeoutMs: undefined });
+    return { action: "execute", view };
   } catch (error) {
-    return refuse(`could not inspect the arguments: ${describeError(error)}`, {
+    return refuse(`could not inspect the arguments: ${failureText(error)}`, {
       decision: "deny",
       by: "harness",
       reason: "arguments could not be inspected",
@@ -208,6 +204,7 @@ async function executePlanned(
   config: AgentLoopConfig,
   execution: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  driver: PluginDriver,
   onFailure: (error: unknown) => void,
 ): Promise<ToolResultPayload[]> {
   const finals: Promise<ToolResultPayload>[] = [];
@@ -222,7 +219,7 @@ async function executePlanned(
     if (entry.plan.action === "execute" && execution.aborted) {
       entry.plan = refuse(NOT_STARTED_ABORTED, entry.plan.decision);
     }
-    const final = completeCall(entry, turn, config, execution, emit, onFailure);
+    const final = completeCall(entry, turn, config, execution, emit, driver, onFailure);
     finals.push(final);
     if (sequential) await final.catch(() => undefined);
     else inFlight.push(final);
@@ -237,31 +234,24 @@ async function completeCall(
   config: AgentLoopConfig,
   signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  driver: PluginDriver,
   onFailure: (error: unknown) => void,
 ): Promise<ToolResultPayload> {
   if (plan.action === "refuse" || !tool) {
     const raw = plan.action === "refuse" ? plan.result : { content: [], isError: true };
     return { content: raw.content, details: raw.details, isError: raw.isError === true };
   }
-  await emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: plan.args });
-  const raw = await execute(
-    tool,
-    { args: toolArgs(plan.args), facts: plan.facts },
-    call,
-    turn,
-    config,
-    signal,
-    emit,
-    onFailure,
-  );
+  const view = plan.view;
+  await emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: view.args });
+  const raw = await execute(tool, view, turn, config, signal, emit, driver, onFailure);
   let final: ToolResultPayload = {
     content: raw.content,
     details: raw.details,
     isError: raw.isError === true,
   };
-  if (config.finalizeToolResult && plan.action === "execute") {
+  if (config.finalizeToolResult) {
     try {
-      final = await config.finalizeToolResult(call, tool, final, turn);
+      final = await config.finalizeToolResult(view, final, turn);
     } catch (error) {
       onFailure(error);
       // Never let an unfinalized result through: a failing redaction must not leak.
@@ -283,12 +273,12 @@ async function completeCall(
 
 async function execute(
   tool: AnyAgentTool,
-  { args, facts }: { args: Record<string, unknown>; facts?: Readonly<ToolCallFacts> },
-  call: ToolCall,
+  call: ToolCallView,
   turn: LoopTurn,
   config: AgentLoopConfig,
   signal: AbortSignal,
   emit: (event: HarnessEvent) => Promise<void>,
+  driver: PluginDriver,
   onFailure: (error: unknown) => void,
 ): Promise<ToolResult> {
   let done = false;
@@ -305,7 +295,6 @@ async function execute(
       try {
         payload = await finalize(
           call,
-          tool,
           { content: partial.content, details: partial.details, isError: partial.isError === true },
           turn,
         );
@@ -323,22 +312,31 @@ async function execute(
     cwd: turn.cwd ?? process.cwd(),
     sessionId: turn.sessionId ?? "",
     toolCallId: call.id,
-    facts: facts ?? NO_FACTS,
+    facts: call.facts,
     update: (partial: ToolResult) => {
       if (done || !partial || !Array.isArray(partial.content)) return;
       updates = (updates ?? Promise.resolve()).then(() => publish(partial)).catch(() => undefined);
     },
   };
+  // The tool gets a mutable copy of the decided arguments.
+  const args = toolArgs(call.args);
   try {
     const result = config.executeTool
       ? await config.executeTool(tool, args, context)
-      : await tool.execute(args, context);
+      : await driver.run<ToolResult>(
+          { plugin: toolAuthor(tool), hook: "execute", toolCallId: call.id },
+          {}, // as in a harness run: the tool gets the signal and answers for itself
+          tool.execute,
+          tool,
+          args,
+          context,
+        );
     if (!result || !Array.isArray(result.content)) {
       return { content: [{ type: "text", text: `Tool "${tool.name}" returned no content.` }], isError: true };
     }
     return result;
   } catch (error) {
-    return { content: [{ type: "text", text: describeError(error) }], isError: true };
+    return { content: [{ type: "text", text: failureText(error) }], isError: true };
   } finally {
     done = true;
     if (updates !== undefined) await updates;
