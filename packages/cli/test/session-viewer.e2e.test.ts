@@ -216,13 +216,11 @@ describe("the HTML session viewer in headless Chromium", { timeout: 120_000 }, (
 
       // Totals over every assistant message, the abandoned branch's included.
       // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
-      expect(await tab.locator("[data-tokens]").innerText()).toBe(
-        "350 in · 55 out · 30 cache read · 15 cache write · 450 total",
-      );
+      expect(await tab.locator("[data-tokens]").innerText()).toBe("395 in (30 cached) · 55 out");
       // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
       expect(await tab.locator("[data-cost]").innerText()).toBe("$0.0210");
       // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
-      expect(await tab.locator("[data-usage]").innerText()).toContain("(4 responses)");
+      expect(await tab.locator("[data-usage]").innerText()).toContain("over 4 model requests");
 
       const visibleTools = async () => {
         const tools = tab.locator("main .tool");
