@@ -25,7 +25,7 @@ import { lastLine, resumeHint } from "../ui/usage-line.js";
 import { formatUsage, type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
 import { drawTree } from "./sessions.js";
 
-const HELP = `/compact [instructions]   summarise older turns to free context
+export const HELP = `/compact [instructions]   summarise older turns to free context
 /tree                      draw the session tree (labels, ◀ leaf)
 /tree <entry> [--summarize] move the leaf to an entry (optionally summarising the branch you leave)
 /fork [entry]              copy the branch up to an entry (default: leaf) into a new session
@@ -152,7 +152,7 @@ const BUILTIN = new Set([
 ]);
 
 /** A chat line `/name args` as a template's text (recorded in the session); undefined when not a template. */
-function templatePrompt(agent: Agent, line: string): string | undefined {
+export function templatePrompt(agent: Agent, line: string): string | undefined {
   const root = agent.loaded.dir;
   const call = parseTemplateCall(root, line, { strict: false, skip: BUILTIN });
   if (!call) return undefined;
@@ -160,7 +160,7 @@ function templatePrompt(agent: Agent, line: string): string | undefined {
   return call.text;
 }
 
-async function slashCommand(
+export async function slashCommand(
   agent: Agent,
   term: Terminal,
   line: string,

@@ -129,6 +129,20 @@ async function runAgent(
   },
 ): Promise<number> {
   const { term, json } = run;
+  if (!json && !run.schema && !run.resume && useTui()) {
+    // Loaded only here: the terminal UI (pi-tui, highlighting) costs nothing elsewhere.
+    const { runTui } = await import("../tui/tui-app.js");
+    try {
+      return await runTui(agent, {
+        prompt: run.chat ? undefined : run.prompt,
+        template: run.template,
+        watch: run.watch,
+        reload: run.reload,
+      });
+    } finally {
+      await agent.dispose();
+    }
+  }
   const detach = attachRenderer(agent.harness, term, {
     json,
     endpoint: agent.model.endpoint,
@@ -199,6 +213,16 @@ async function runAgent(
     detach();
     await agent.dispose();
   }
+}
+
+/**
+ * The terminal UI runs when the person is at a terminal: stdin, stdout and stderr
+ * all TTYs. `REIN_TUI=0` keeps the plain line interface there (a screen reader, a
+ * terminal pi-tui draws badly); pipes and `--json` always get the plain one.
+ */
+function useTui(): boolean {
+  if (process.env.REIN_TUI === "0") return false;
+  return process.stdin.isTTY === true && process.stdout.isTTY === true && process.stderr.isTTY === true;
 }
 
 async function promptOnce(agent: Agent, prompt: string, resume: boolean): Promise<RunOutcome> {

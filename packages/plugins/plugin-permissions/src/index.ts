@@ -140,7 +140,27 @@ export interface PromptIO {
   input: LineSource & { isTTY?: boolean };
   output: { write(text: string): unknown; isTTY?: boolean };
   isTTY?: boolean;
+  /**
+   * Told each request, with its prompt text, before the text is written: a terminal
+   * UI shows it as a dialog (the call, its facts, who asks and why, the scopes) and
+   * answers on `input` as a person would type (`y`, `s`, `a`, `n`). `mask` hides
+   * what redaction plugins mask in the text: apply it to anything shown from `request`.
+   */
+  show?(request: PermissionRequest, text: string, mask: (text: string) => string): void;
 }
+
+const HOST_IO = Symbol.for("@rein/plugin-permissions/host-prompt-io");
+
+/**
+ * The prompt IO of the program hosting Rein (the CLI's terminal UI sets it while it
+ * owns the terminal; `undefined` gives the terminal back). Shared through the global
+ * symbol registry, so a project's own copy of this plugin asks through it too. A
+ * plugin's own `io` option still wins.
+ */
+export function setHostPromptIO(io: PromptIO | undefined): void {
+  (globalThis as Record<symbol, unknown>)[HOST_IO] = io;
+}
+const hostIO = () => (globalThis as Record<symbol, unknown>)[HOST_IO] as PromptIO | undefined;
 
 export interface PermissionsPluginOptions {
   /** The prompt's streams; default `process.stdin` and `process.stderr` (read when a prompt is needed). */
@@ -191,7 +211,7 @@ const defaultIO = (): PromptIO => ({ input: process.stdin, output: process.stder
 /** Builds the plugin; `io` replaces the terminal (tests drive it with a PassThrough pair flagged as TTY). */
 export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
   const resolveIO =
-    typeof plugin.io === "function" ? plugin.io : () => (plugin.io as PromptIO) ?? defaultIO();
+    typeof plugin.io === "function" ? plugin.io : () => (plugin.io as PromptIO) ?? hostIO() ?? defaultIO();
   const readers = new WeakMap<object, LineReader>();
   const readerFor = (io: PromptIO) => {
     let reader = readers.get(io.input);
@@ -293,7 +313,9 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
       const ask = async (request: PermissionRequest, signal: AbortSignal): Promise<Answer | "closed"> => {
         const io = resolveIO();
         const reader = readerFor(io);
-        io.output.write(mask(promptText(request, options.grantScope, shownFile)));
+        const text = mask(promptText(request, options.grantScope, shownFile));
+        io.show?.(request, text, mask);
+        io.output.write(text);
         for (let attempt = 0; attempt < 3; attempt++) {
           io.output.write("> ");
           const line = await reader.readLine(signal);
