@@ -208,4 +208,30 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
     expect(scrollback).toContain("Edited notes.txt.");
     expect(scrollback).toContain("› show me the plan");
   });
+
+  it("rein run with a prompt draws the same UI, leaves the transcript in the scrollback and exits with the run's code", async () => {
+    const dir = project({
+      "rein.config.mjs": `export default { model: { script: [${JSON.stringify("# Hello\n\nA **bold** answer with `code`.")}] } };\n`,
+    });
+    const command = [
+      `cd ${JSON.stringify(dir)}`,
+      `TERM=xterm-256color REIN_TRUST_PROJECT=1 REIN_CACHE_DIR=${JSON.stringify(cacheRoot)} ${JSON.stringify(process.execPath)} ${JSON.stringify(REIN_BIN)} run 'say hello'`,
+      "echo $? > exit-code",
+      "sleep 60",
+    ].join("; ");
+    spawnSync("tmux", ["kill-session", "-t", name]);
+    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "20", command);
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(join(dir, "exit-code")) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readFileSync(join(dir, "exit-code"), "utf8").trim()).toBe("0");
+    const shown = plain(tmux("capture-pane", "-p", "-S", "-100", "-t", name));
+    expect(shown).toContain("› say hello");
+    expect(shown).toMatch(/^Hello\s*$/m);
+    expect(shown).toContain("A bold answer with code.");
+    expect(shown).not.toContain("**");
+    expect(shown).toMatch(/run 4 in · 10 out/);
+    // No prices: no cost anywhere, as in the plain last line.
+    expect(statusLine(shown)).not.toContain("$");
+  });
 });

@@ -223,6 +223,9 @@ export async function runTui(agent: Agent, run: TuiRun): Promise<number> {
     unsubscribe();
     live.close();
     setHostPromptIO(undefined);
+    // The last frame is drawn before the terminal is given back: it stays in the scrollback.
+    if (!chat) slot.clear();
+    tui.renderNow(true);
     tui.stop();
     process.stdout.write("\n");
   }
