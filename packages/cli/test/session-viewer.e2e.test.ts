@@ -314,7 +314,7 @@ describe("the HTML session viewer in headless Chromium", { timeout: 120_000 }, (
         .locator("main .assistant a")
         .click()
         .catch(() => undefined);
-      expect(await tab.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+      expect(await tab.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
       expect(await tab.locator("[data-cost]").count()).toBe(0);
       // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
       expect(await tab.locator("[data-usage]").innerText()).toMatch(
