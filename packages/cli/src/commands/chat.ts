@@ -25,7 +25,7 @@ import { lastLine, resumeHint } from "../ui/usage-line.js";
 import { formatUsage, type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
 import { drawTree } from "./sessions.js";
 
-export const HELP = `/compact [instructions]   summarise older turns to free context
+const HELP = `/compact [instructions]   summarise older turns to free context
 /tree                      draw the session tree (labels, ◀ leaf)
 /tree <entry> [--summarize] move the leaf to an entry (optionally summarising the branch you leave)
 /fork [entry]              copy the branch up to an entry (default: leaf) into a new session
