@@ -51,7 +51,8 @@ import {
   sign,
   verify,
 } from "./grants.js";
-import { LineReader, type LineSource } from "./line-reader.js";
+import { hostIO, type PromptIO } from "./host-io.js";
+import { LineReader } from "./line-reader.js";
 import { modeVerdict, type PermissionMode, planRefusal } from "./modes.js";
 import { projectBinding, projectGrantsFrom, saveProjectGrant } from "./project-grants.js";
 import { type Answer, nonInteractiveReason, parseAnswer, promptText } from "./prompt-text.js";
@@ -70,6 +71,7 @@ export {
   sign,
   verify,
 } from "./grants.js";
+export { type PromptIO, setHostPromptIO } from "./host-io.js";
 export { LineReader, type LineSource } from "./line-reader.js";
 export {
   editsInside,
@@ -134,33 +136,6 @@ export const PermissionsOptions = Type.Object(
   { additionalProperties: false },
 );
 export type PermissionsOptions = Static<typeof PermissionsOptions>;
-
-/** The terminal the prompt uses. `isTTY` overrides the streams' own flags. */
-export interface PromptIO {
-  input: LineSource & { isTTY?: boolean };
-  output: { write(text: string): unknown; isTTY?: boolean };
-  isTTY?: boolean;
-  /**
-   * Told each request, with its prompt text, before the text is written: a terminal
-   * UI shows it as a dialog (the call, its facts, who asks and why, the scopes) and
-   * answers on `input` as a person would type (`y`, `s`, `a`, `n`). `mask` hides
-   * what redaction plugins mask in the text: apply it to anything shown from `request`.
-   */
-  show?(request: PermissionRequest, text: string, mask: (text: string) => string): void;
-}
-
-const HOST_IO = Symbol.for("@rein/plugin-permissions/host-prompt-io");
-
-/**
- * The prompt IO of the program hosting Rein (the CLI's terminal UI sets it while it
- * owns the terminal; `undefined` gives the terminal back). Shared through the global
- * symbol registry, so a project's own copy of this plugin asks through it too. A
- * plugin's own `io` option still wins.
- */
-export function setHostPromptIO(io: PromptIO | undefined): void {
-  (globalThis as Record<symbol, unknown>)[HOST_IO] = io;
-}
-const hostIO = () => (globalThis as Record<symbol, unknown>)[HOST_IO] as PromptIO | undefined;
 
 export interface PermissionsPluginOptions {
   /** The prompt's streams; default `process.stdin` and `process.stderr` (read when a prompt is needed). */
