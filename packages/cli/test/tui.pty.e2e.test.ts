@@ -15,7 +15,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { cacheRoot, cleanup, project, REIN_BIN } from "./support/rein-process.js";
+import {
+  cacheRoot,
+  cleanup,
+  project,
+  REIN_BIN,
+  scriptedConfig,
+  TOOLS_PLUGIN,
+} from "./support/rein-process.js";
 import { saveScreen } from "./support/terminal-screen.js";
 
 const plugins = join(dirname(fileURLToPath(import.meta.url)), "../../plugins");
@@ -233,5 +240,47 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
     expect(shown).toMatch(/run 4 in · 10 out/);
     // No prices: no cost anywhere, as in the plain last line.
     expect(statusLine(shown)).not.toContain("$");
+  });
+
+  it("Ctrl-C stops a running tool (its call gets a result), the chat goes on, and a second Ctrl-C quits", async () => {
+    const dir = project({
+      "tools.ts": TOOLS_PLUGIN,
+      "rein.config.ts": scriptedConfig(
+        [{ toolCalls: [{ name: "wait", args: {} }] }, "never reached"],
+        'plugins: ["./tools.ts"],',
+      ),
+    });
+    const command = [
+      `cd ${JSON.stringify(dir)}`,
+      `TERM=xterm-256color REIN_TRUST_PROJECT=1 REIN_CACHE_DIR=${JSON.stringify(cacheRoot)} ${JSON.stringify(process.execPath)} ${JSON.stringify(REIN_BIN)} run --chat`,
+      "echo $? > exit-code",
+      "sleep 60",
+    ].join("; ");
+    spawnSync("tmux", ["kill-session", "-t", name]);
+    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", command);
+    await waitFor("● ready");
+    keys("-l", "wait for it");
+    keys("Enter");
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(join(dir, "waiting")) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(statusLine(await waitFor("● working"))).toContain("faux/faux-1");
+    keys("C-c");
+    let shown = await waitFor("● ready");
+    expect(shown).toContain("■ stopping… (Ctrl-C again to quit)");
+    expect(shown).toMatch(/✗ wait \{\}/);
+    expect(shown).toContain("stopped");
+    expect(shown).not.toContain("never reached");
+    // Still in the chat: a command works; then Ctrl-C twice quits.
+    keys("-l", "/session");
+    keys("Enter");
+    shown = await waitFor(/^[0-9a-f]{8}-[0-9a-f-]{27}\s*$/m);
+    keys("C-c");
+    keys("C-c");
+    const end = Date.now() + 20_000;
+    while (!existsSync(join(dir, "exit-code")) && Date.now() < end)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    // The run was aborted: the chat's status is that of its last run.
+    expect(readFileSync(join(dir, "exit-code"), "utf8").trim()).toBe("1");
   });
 });

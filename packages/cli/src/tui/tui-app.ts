@@ -174,21 +174,27 @@ export async function runTui(agent: Agent, run: TuiRun): Promise<number> {
     })();
   };
 
+  /** Ctrl-C (a key in raw mode) and SIGINT from outside: the first stops a run, a second quits. */
+  const interrupt = () => {
+    interrupts++;
+    if (dialog) dialog.handleInput("n");
+    if (working && interrupts === 1) {
+      view.notice(c.yellow("■ stopping… (Ctrl-C again to quit)"));
+      agent.harness.abort("interrupted by Ctrl-C");
+    } else if (!working && interrupts === 1 && editor.getText() !== "") {
+      editor.setText("");
+      interrupts = 0;
+    } else if (!working && interrupts === 1) {
+      view.notice(c.dim("Ctrl-C again (or /exit) to quit"));
+    } else {
+      finish?.(working ? ExitCode.failed : status_);
+    }
+  };
+  process.on("SIGINT", interrupt);
+
   tui.addInputListener((data) => {
     if (matchesKey(data, "ctrl+c")) {
-      interrupts++;
-      if (dialog) dialog.handleInput("n");
-      if (working && interrupts === 1) {
-        view.notice(c.yellow("■ stopping… (Ctrl-C again to quit)"));
-        agent.harness.abort("interrupted by Ctrl-C");
-      } else if (!working && interrupts === 1 && editor.getText() !== "") {
-        editor.setText("");
-        interrupts = 0;
-      } else if (!working && interrupts === 1) {
-        view.notice(c.dim("Ctrl-C again (or /exit) to quit"));
-      } else {
-        finish?.(working ? ExitCode.failed : status_);
-      }
+      interrupt();
       return { consume: true };
     }
     if (matchesKey(data, "ctrl+d") && !dialog && editor.getText() === "") {
@@ -199,7 +205,7 @@ export async function runTui(agent: Agent, run: TuiRun): Promise<number> {
       view.toggleExpanded();
       return { consume: true };
     }
-    if (!matchesKey(data, "ctrl+c")) interrupts = working ? interrupts : 0;
+    if (!working) interrupts = 0;
     return undefined;
   });
 
@@ -220,6 +226,7 @@ export async function runTui(agent: Agent, run: TuiRun): Promise<number> {
       agent.harness.abort("the terminal UI closed");
       await agent.harness.waitForIdle();
     }
+    process.off("SIGINT", interrupt);
     unsubscribe();
     live.close();
     setHostPromptIO(undefined);
