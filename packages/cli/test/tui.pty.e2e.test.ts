@@ -185,6 +185,12 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
     keys("Up");
     await waitFor(/─\s*\npush it\s*\n─/);
     keys("C-c");
+    // A paste arrives whole (bracketed paste), its lines kept; Ctrl-C clears the editor again.
+    tmux("set-buffer", "-b", name, "pasted one\npasted two\npasted three");
+    tmux("paste-buffer", "-p", "-b", name, "-t", name);
+    await waitFor(/─\s*\npasted one\s*\npasted two\s*\npasted three\s*\n─/);
+    keys("C-c");
+    await waitFor(/─\s*\n\s*\n─/);
 
     // /model switches; the status line follows. /mode likewise.
     keys("-l", "/model anthropic/claude-sonnet-4-5");

@@ -184,6 +184,7 @@ export async function runTui(agent: Agent, run: TuiRun): Promise<number> {
     } else if (!working && interrupts === 1 && editor.getText() !== "") {
       editor.setText("");
       interrupts = 0;
+      render();
     } else if (!working && interrupts === 1) {
       view.notice(c.dim("Ctrl-C again (or /exit) to quit"));
     } else {
