@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startOpenAICompatibleServer } from "@rein/sdk/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   cacheRoot,
@@ -288,5 +289,49 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
       await new Promise((resolve) => setTimeout(resolve, 100));
     // The run was aborted: the chat's status is that of its last run.
     expect(readFileSync(join(dir, "exit-code"), "utf8").trim()).toBe("1");
+  });
+
+  it("/model switches where requests go: the next prompt is answered by the chosen endpoint", async () => {
+    const server = await startOpenAICompatibleServer([{ text: "Served over **HTTP**." }]);
+    try {
+      const dir = project({
+        "rein.config.mjs": `export default {
+  model: { script: ["Scripted hello."] },
+  models: [{ id: "local-model", baseUrl: "${server.baseUrl}", api: "openai-completions", contextWindow: 8192 }],
+};
+`,
+      });
+      const command = [
+        `cd ${JSON.stringify(dir)}`,
+        `TERM=xterm-256color REIN_TRUST_PROJECT=1 REIN_CACHE_DIR=${JSON.stringify(cacheRoot)} ${JSON.stringify(process.execPath)} ${JSON.stringify(REIN_BIN)} run --chat`,
+        "echo $? > exit-code",
+        "sleep 60",
+      ].join("; ");
+      spawnSync("tmux", ["kill-session", "-t", name]);
+      tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", command);
+      await waitFor("● ready");
+      keys("-l", "hi");
+      keys("Enter");
+      await waitFor("Scripted hello.");
+      keys("-l", "/model local-model");
+      keys("Enter");
+      let shown = await waitFor("✓ model custom/local-model (was faux/faux-1)");
+      expect(statusLine(shown)).toMatch(/custom\/local-model · context \d+\/8\.2k/);
+      keys("-l", "and now over http");
+      keys("Enter");
+      shown = await waitFor("Served over HTTP.");
+      expect(server.requests).toHaveLength(1);
+      expect(server.requests[0]).toMatchObject({ model: "local-model", stream: true });
+      const messages = server.requests[0]?.messages as { role: string; content?: unknown }[];
+      expect(JSON.stringify(messages)).toContain("and now over http");
+      expect(JSON.stringify(messages)).toContain("Scripted hello.");
+      keys("C-d");
+      const end = Date.now() + 20_000;
+      while (!existsSync(join(dir, "exit-code")) && Date.now() < end)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(readFileSync(join(dir, "exit-code"), "utf8").trim()).toBe("0");
+    } finally {
+      await server.close();
+    }
   });
 });
