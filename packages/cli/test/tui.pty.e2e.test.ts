@@ -6,11 +6,13 @@
  * canonical path, who asks and why, the grant scopes one per line), `y` answers
  * it and the edit's unified diff follows; `/model` switches the model and the
  * status line says so, as it says the context used, the permission mode (and
- * `/mode` changes it) and the sandbox; Ctrl-C twice quits with exit code 0.
+ * `/mode` changes it) and the sandbox; Ctrl-C twice quits with exit code 0. Also:
+ * a one-shot `rein run`, Ctrl-C stopping a running tool, `/model` sending the next
+ * prompt to a loopback endpoint, `rein dev` reloading an edited plugin.
  * Each step's screen is saved as HTML and PNG (REIN_SCREENS_DIR, else a temp dir).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -333,5 +335,32 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
     } finally {
       await server.close();
     }
+  });
+
+  it("rein dev: a plugin edited while the UI runs is reloaded, and the transcript says so", async () => {
+    const greeter = (name: string) =>
+      `export default { kind: "rein-plugin", name: ${JSON.stringify(name)}, setup() {} };\n`;
+    const dir = project({
+      "greeter.ts": greeter("greeter"),
+      "rein.config.mjs": `export default { model: { script: ["hello"] }, plugins: ["./greeter.ts"] };\n`,
+    });
+    const command = [
+      `cd ${JSON.stringify(dir)}`,
+      `TERM=xterm-256color REIN_TRUST_PROJECT=1 REIN_CACHE_DIR=${JSON.stringify(cacheRoot)} ${JSON.stringify(process.execPath)} ${JSON.stringify(REIN_BIN)} dev`,
+      "echo $? > exit-code",
+      "sleep 60",
+    ].join("; ");
+    spawnSync("tmux", ["kill-session", "-t", name]);
+    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", command);
+    await waitFor("● ready");
+    writeFileSync(join(dir, "greeter.ts"), greeter("greeter-two"));
+    const shown = await waitFor("↻ reloaded: 1 plugin (greeter-two)");
+    expect(statusLine(shown)).toContain("faux/faux-1");
+    keys("-l", "/exit");
+    keys("Enter");
+    const end = Date.now() + 20_000;
+    while (!existsSync(join(dir, "exit-code")) && Date.now() < end)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readFileSync(join(dir, "exit-code"), "utf8").trim()).toBe("0");
   });
 });
