@@ -280,7 +280,16 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
     expect(shown).toMatch(/✗ wait \{\}/);
     expect(shown).toContain("stopped");
     expect(shown).not.toContain("never reached");
-    // Still in the chat: a command works; then Ctrl-C twice quits.
+    // Still in the chat. `/` completes the commands, with what each does.
+    keys("-l", "/mo");
+    shown = await waitFor("show or switch the permission mode");
+    expect(shown).toContain("show or switch the model");
+    // Esc closes the list (given time to be a key of its own, not the start of a sequence).
+    keys("Escape");
+    await waitFor(/─\s*\n\/mo\s*\n─+\s*\n● ready/);
+    keys("C-c");
+    await waitFor(/─\s*\n\s*\n─/);
+    // A command works; then Ctrl-C twice quits.
     keys("-l", "/session");
     keys("Enter");
     shown = await waitFor(/^[0-9a-f]{8}-[0-9a-f-]{27}\s*$/m);

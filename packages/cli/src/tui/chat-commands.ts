@@ -20,6 +20,25 @@ import type { Terminal } from "../ui/terminal.js";
 import type { UsageMark } from "../usage/usage-totals.js";
 import { permissionMode } from "./status-line.js";
 
+/** The commands the editor completes after `/` (templates are added by the UI). */
+export const COMMANDS: { name: string; description: string; argumentHint?: string }[] = [
+  { name: "help", description: "commands and keys" },
+  { name: "model", description: "show or switch the model", argumentHint: "[provider/id]" },
+  {
+    name: "mode",
+    description: "show or switch the permission mode",
+    argumentHint: `[${PERMISSION_MODES.join("|")}]`,
+  },
+  { name: "cost", description: "tokens and cost of the last run and of the session" },
+  { name: "tree", description: "the session tree, or move the leaf", argumentHint: "[entry] [--summarize]" },
+  { name: "fork", description: "copy the branch into a new session", argumentHint: "[entry]" },
+  { name: "label", description: "label an entry", argumentHint: "<entry|.> <text>" },
+  { name: "compact", description: "summarise older turns", argumentHint: "[instructions]" },
+  { name: "reload", description: "reload the config and plugins" },
+  { name: "session", description: "the session id" },
+  { name: "exit", description: "leave" },
+];
+
 export interface ChatCommands {
   /** Handles the UI's own commands; false when `line` is not one of them. */
   handle(line: string): Promise<boolean>;

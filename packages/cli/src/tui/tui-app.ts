@@ -10,17 +10,30 @@
  * first clears the editor or warns); Ctrl-D on an empty editor exits; Ctrl-O
  * expands or collapses tool output.
  */
-import { Container, Editor, matchesKey, ProcessTerminal, Text, TuiMainScreen } from "@earendil-works/pi-tui";
+import {
+  CombinedAutocompleteProvider,
+  Container,
+  Editor,
+  matchesKey,
+  ProcessTerminal,
+  Text,
+  TuiMainScreen,
+} from "@earendil-works/pi-tui";
 import { setHostPromptIO } from "@rein/plugin-permissions";
 import type { Agent } from "../agent/build-agent.js";
 import { type LiveReload, liveReload } from "../agent/live-reload.js";
-import { recordTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
+import {
+  readTemplate,
+  recordTemplateCall,
+  type TemplateCall,
+  templateNames,
+} from "../agent/prompt-templates.js";
 import { templatePrompt } from "../commands/chat.js";
 import { ExitCode } from "../errors.js";
 import { colorsFor, type Terminal } from "../ui/terminal.js";
 import { resumeHint, usageLine } from "../ui/usage-line.js";
 import { type UsageMark, usageMark } from "../usage/usage-totals.js";
-import { type ChatCommands, chatCommands } from "./chat-commands.js";
+import { type ChatCommands, COMMANDS, chatCommands } from "./chat-commands.js";
 import { dialogPromptIO, type PermissionDialog } from "./permission-dialog.js";
 import { statusLine } from "./status-line.js";
 import { editorTheme } from "./theme.js";
@@ -55,6 +68,14 @@ export async function runTui(agent: Agent, run: TuiRun): Promise<number> {
   const term = transcriptTerminal(view, c);
   const chat = run.prompt === undefined;
   const editor = new Editor(tui, editorTheme(c));
+  // `/` completes the commands and the project's prompt templates (no file completion).
+  const templates = templateNames(agent.loaded.dir).map((name) => ({
+    name,
+    description: readTemplate(agent.loaded.dir, name)?.description ?? "prompt template",
+  }));
+  editor.setAutocompleteProvider(
+    new CombinedAutocompleteProvider([...COMMANDS, ...templates], run.reload.cwd, null),
+  );
   const slot = new Container();
   const status = new Text("", 0, 0);
   let working = false;
