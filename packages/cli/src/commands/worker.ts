@@ -17,7 +17,7 @@ import type { Job } from "pg-boss";
 import { sessionBackend } from "../agent/session-backend.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import {
   moveLegacyJobs,
   openQueue,
