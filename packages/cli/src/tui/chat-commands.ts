@@ -13,7 +13,7 @@ import type { ReinConfig } from "@rein/sdk";
 import type { Agent } from "../agent/build-agent.js";
 import type { LiveReload } from "../agent/live-reload.js";
 import { reloadAgent } from "../agent/reload.js";
-import { slashCommand } from "../commands/chat.js";
+import { slashCommand } from "../chat/chat.js";
 import { PERMISSION_MODES } from "../config/cli-flags.js";
 import { resolveModel } from "../config/resolve-model.js";
 import type { Terminal } from "../ui/terminal.js";

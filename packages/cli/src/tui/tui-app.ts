@@ -28,7 +28,7 @@ import {
   type TemplateCall,
   templateNames,
 } from "../agent/prompt-templates.js";
-import { templatePrompt } from "../commands/chat.js";
+import { templatePrompt } from "../chat/chat.js";
 import { ExitCode } from "../errors.js";
 import { colorsFor, type Terminal } from "../ui/terminal.js";
 import { resumeHint, usageLine } from "../ui/usage-line.js";
