@@ -9,6 +9,9 @@
 
 export type { ImageContent, TextContent } from "@earendil-works/pi-ai";
 export { type Static, type TSchema, Type } from "typebox";
+export { agentOf, recoverChildren, type StartChildOptions, startChild } from "./children/child-agents.js";
+export { childSessionFiles } from "./children/child-sessions.js";
+export type { ChildAgentOptions } from "./children/start-child.js";
 export type { CompactionSettings } from "./compaction/compaction-settings.js";
 export {
   describeError,
@@ -18,6 +21,7 @@ export {
   isHarnessError,
 } from "./errors.js";
 export type {
+  ChildEventAgent,
   CompactionReason,
   ConfigKey,
   EventListener,
@@ -68,6 +72,7 @@ export {
   Stage,
 } from "./hooks/hook-table.js";
 export type {
+  AgentInfo,
   AttributedVerdict,
   BeforeRunPayload,
   BranchRequest,
@@ -152,6 +157,7 @@ export {
   type SessionEntryType,
   type SessionHeader,
   type SessionInfoEntry,
+  type SessionParent,
   type SessionStorage,
   SessionStore,
   type SessionSummary,
