@@ -1,6 +1,7 @@
 /**
  * The permission prompt inside `rein run --chat`, on a real pseudo-terminal
- * (tmux), as a person uses it: Enter (`\r` from the terminal) answers the
+ * (tmux), as a person uses it, in the plain line interface (`REIN_TUI=0`; the
+ * terminal UI has its own pty test, tui.pty.e2e.test.ts): Enter (`\r` from the terminal) answers the
  * prompt, and the answer is never sent to the model as a chat message.
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -54,7 +55,7 @@ describe.skipIf(!hasTmux)("rein run --chat on a real terminal", { timeout: 90_00
     });
     const command = [
       `cd ${JSON.stringify(dir)}`,
-      `NO_COLOR=1 REIN_CACHE_DIR=${JSON.stringify(cacheRoot)} ${JSON.stringify(process.execPath)} ${JSON.stringify(REIN_BIN)} run --chat`,
+      `REIN_TUI=0 NO_COLOR=1 REIN_CACHE_DIR=${JSON.stringify(cacheRoot)} ${JSON.stringify(process.execPath)} ${JSON.stringify(REIN_BIN)} run --chat`,
       "echo $? > exit-code",
       "sleep 60",
     ].join("; ");

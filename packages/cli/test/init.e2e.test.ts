@@ -69,6 +69,15 @@ describe("rein init", { timeout: 120_000 }, () => {
     const run = await rein(["run", "hello"], dir);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain("noted: hello from rein");
+    // The default project asks before shell commands (permissions on, bash sandboxed), never allows them.
+    const push = await rein(["check", "bash(git push origin main)", "--json"], dir);
+    expect(JSON.parse(push.stdout)).toMatchObject({ decision: "ask" });
+    // Without @rein/plugin-permissions the harness's default would be allow.
+    expect(JSON.parse(push.stdout).reason).toMatch(/default for exec tools is ask/);
+    expect(readFileSync(join(dir, "rein.config.ts"), "utf8")).toContain('"@rein/plugin-permissions",');
+    // Run from the workspace (not from packed tarballs), it says the registry has no @rein packages yet.
+    expect(init.stderr).toContain("next: the @rein packages are not on the npm registry yet");
+    expect(init.stderr).toContain("pnpm release:pack");
 
     linkDependencies(dir);
     const typecheck = tsc(dir);
@@ -98,7 +107,7 @@ describe("rein init", { timeout: 120_000 }, () => {
     expect(doctor.stdout).toContain('sandbox: { mode: "off" }');
   });
 
-  it("keeps an existing package.json and adds only what it lacks", async () => {
+  it("keeps an existing package.json and adds only what it lacks; its own test script runs before the plugin's", async () => {
     const dir = project({
       "package.json": JSON.stringify({ name: "mine", version: "2.0.0", scripts: { test: "node --test" } }),
     });
@@ -108,8 +117,35 @@ describe("rein init", { timeout: 120_000 }, () => {
       name: "mine",
       version: "2.0.0",
       type: "module",
-      scripts: { test: "node --test" },
+      scripts: { test: "node --test && vitest run" },
     });
+  });
+
+  it("in an npm init project: replaces npm's failing test script and never lists a dependency twice", async () => {
+    const dir = project({
+      "package.json": JSON.stringify({
+        name: "npm-made",
+        version: "1.0.0",
+        scripts: { test: 'echo "Error: no test specified" && exit 1' },
+        dependencies: { "@rein/cli": "file:../rein-cli-0.1.0.tgz", "@rein/sdk": "^0.1.0" },
+        devDependencies: { vitest: "^5.0.0" },
+      }),
+    });
+    expect((await rein(["init"], dir)).code).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    expect(pkg.scripts.test).toBe("vitest run");
+    expect(pkg.dependencies).toEqual({ "@rein/cli": "file:../rein-cli-0.1.0.tgz", "@rein/sdk": "^0.1.0" });
+    expect(pkg.devDependencies).toMatchObject({ vitest: "^5.0.0", "@rein/tools-shell": expect.any(String) });
+    expect(Object.keys(pkg.devDependencies)).not.toContain("@rein/cli");
+    expect(Object.keys(pkg.devDependencies)).not.toContain("@rein/sdk");
+    const both = Object.keys(pkg.devDependencies).filter((name) => name in pkg.dependencies);
+    expect(both).toEqual([]);
+    // A script that runs vitest already is kept as it is.
+    const again = project({ "package.json": JSON.stringify({ scripts: { test: "vitest run --coverage" } }) });
+    expect((await rein(["init"], again)).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(again, "package.json"), "utf8")).scripts.test).toBe(
+      "vitest run --coverage",
+    );
   });
 
   it("keeps an existing .gitignore and appends only the lines it lacks", async () => {

@@ -1,15 +1,17 @@
 /**
- * The publishing flow, end to end: pack @rein/harness, @rein/sdk, @rein/cli and a
- * tool pack with `pnpm pack` (workspace versions rewritten as published), install
- * the tarballs with npm into a fresh project outside the workspace, and run
- * `rein tools` and a scripted `rein run` there. Then, as a plugin or tool-pack
- * author would: `rein init --plugin` / `--tool-pack` in fresh folders, npm install,
- * the scaffold's own `npm test` and `npm pack`, and the packed packages used from a
- * config in a third folder. Our packages come only from the tarballs; third-party
- * dependencies come from npm's cache or the npm registry.
+ * The install flow outside the repository, end to end, as the CLI README tells it
+ * (nothing under @rein/* is on the registry yet): `pnpm release:pack` packs every
+ * package (workspace versions rewritten as published) and prints the npm install
+ * line, which runs verbatim in a fresh project outside the workspace; `rein tools`
+ * and a scripted `rein run` work there. Every `rein init` mode's printed `next:`
+ * line then runs verbatim: the project scaffold in a fresh `npm init -y` project
+ * (its `npm test` and `rein run`), and `--plugin` / `--tool-pack` in fresh folders
+ * (npm install, the scaffold's own `npm test` and `npm pack`), the packed packages
+ * used from a config in a third folder. Our packages come only from the tarballs;
+ * third-party dependencies come from npm's cache or the npm registry.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -26,23 +28,32 @@ afterAll(async () => {
 }, 600_000);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-// @rein/tools-shell: the CLI depends on it (`rein doctor` checks its sandbox); policy and
-// permissions too (what --allow/--deny and --permission-mode load).
-const PACKED = [
-  "packages/harness",
-  "packages/sdk",
-  "packages/plugins/tools-shell",
-  "packages/plugins/plugin-policy",
-  "packages/plugins/plugin-permissions",
-  "packages/cli",
-  "examples/tool-pack",
-];
 const NPM_INSTALL = ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
+// The same settings for commands run verbatim as printed (npm reads npm_config_* from the environment).
+const npmEnv = {
+  ...process.env,
+  npm_config_audit: "false",
+  npm_config_fund: "false",
+  npm_config_prefer_offline: "true",
+  npm_config_loglevel: "error",
+};
+/** A printed command line, run as a person would paste it into a shell. */
+const shell = (line: string, cwd: string, env: NodeJS.ProcessEnv = npmEnv) =>
+  run("sh", ["-c", line], cwd, env);
+/** The command after `next: ` on a line of `output` (up to a parenthesised note). */
+const nextStep = (output: string) => {
+  const line = output.split("\n").find((l) => l.startsWith("next: "));
+  if (!line) throw new Error(`no next: line in ${output}`);
+  return line.slice("next: ".length).replace(/ \(.*\)$/, "");
+};
+let projectInstall = "";
 
 /** Runs a command without blocking the event loop, so independent installs overlap. */
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env, input = "") {
   return new Promise<{ status: number | null; output: string }>((done) => {
     const child = spawn(command, args, { cwd, env });
+    // Typed ahead, as a person answering a prompt would; the pipe stays open until the command ends.
+    if (input) child.stdin.write(input);
     let output = "";
     child.stdout.on("data", (chunk) => {
       output += chunk;
@@ -86,15 +97,33 @@ describe("published packages install and run outside the workspace", { timeout: 
   });
   const bin = () => join(app, "node_modules", ".bin", "rein");
 
-  it("packs, installs with npm, lists the tool pack's tools and runs a scripted agent", () => {
-    for (const dir of PACKED) {
-      execFileSync("npx", ["--yes", "pnpm@10.34.9", "pack", "--pack-destination", tarballs], {
-        cwd: join(root, dir),
-        stdio: "pipe",
-      });
-    }
-    const files = readdirSync(tarballs).filter((f) => f.endsWith(".tgz"));
-    expect(files).toHaveLength(PACKED.length);
+  it("release:pack packs every package and prints an install line that works verbatim; the tool pack's tools list and a scripted agent runs", async () => {
+    const packed = execFileSync(
+      process.execPath,
+      [join(root, "scripts/release-pack.mjs"), "--out", tarballs],
+      {
+        encoding: "utf8",
+      },
+    );
+    const lines = packed.split("\n").filter((line) => line.startsWith("  npm install -D "));
+    projectInstall = (lines[0] as string).trim();
+    for (const name of ["cli", "harness", "sdk", "plugin-permissions", "plugin-policy", "tools-shell"])
+      expect(projectInstall).toContain(join(tarballs, `rein-${name}-0.1.0.tgz`));
+    // Every other package gets a line of its own; together: every publishable package, once.
+    expect(lines.slice(1).map((line) => line.trim())).toEqual(
+      expect.arrayContaining([`npm install -D ${join(tarballs, "rein-tools-fs-0.1.0.tgz")}`]),
+    );
+    const listed = lines.flatMap((line) => line.trim().split(" ").slice(3));
+    expect(listed.sort()).toEqual(
+      readdirSync(tarballs)
+        .filter((f) => f.endsWith(".tgz"))
+        .map((f) => join(tarballs, f))
+        .sort(),
+    );
+    execFileSync("npx", ["--yes", "pnpm@10.34.9", "pack", "--pack-destination", tarballs], {
+      cwd: join(root, "examples/tool-pack"),
+      stdio: "pipe",
+    });
 
     app = project({
       "package.json": JSON.stringify({ name: "fresh-app", private: true, type: "module" }),
@@ -106,11 +135,8 @@ export default defineConfig({
 `,
     });
     installed.push(app);
-    const install = spawnSync("npm", [...NPM_INSTALL, ...files.map((f) => join(tarballs, f))], {
-      cwd: app,
-      encoding: "utf8",
-    });
-    expect(install.status, install.stderr).toBe(0);
+    const install = await shell(`${projectInstall} ${tarball("rein-examples-tools-time-")}`, app);
+    expect(install.status, install.output).toBe(0);
 
     // Never trusted: refused; after rein trust, the installed tool pack is recorded and runs.
     const untrusted = spawnSync(bin(), ["tools"], { cwd: app, encoding: "utf8", env: env() });
@@ -144,6 +170,33 @@ export default defineConfig({
     }
   });
 
+  it("rein init in a fresh npm project: its printed next step runs verbatim, npm test runs the plugin's test", async () => {
+    const dir = project({});
+    installed.push(dir);
+    expect((await shell("npm init -y", dir)).status).toBe(0);
+    const install = await shell(projectInstall, dir);
+    expect(install.status, install.output).toBe(0);
+    const init = await shell("npx rein init", dir, { ...npmEnv, NO_COLOR: "1", REIN_TRUST_PROJECT: "" });
+    expect(init.status, init.output).toBe(0);
+    const next = nextStep(init.output);
+    expect(next).toBe('npm install && npx rein trust && npx rein run "hello"');
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    expect(pkg.scripts.test).toBe("vitest run");
+    // rein trust asks on a terminal: the step runs in one (script(1)), answering y.
+    const steps = await run(
+      "script",
+      ["-qec", next, "/dev/null"],
+      dir,
+      { ...npmEnv, NO_COLOR: "1", REIN_TRUST_PROJECT: "", REIN_CACHE_DIR: join(dir, ".cache") },
+      "y\n",
+    );
+    expect(steps.status, steps.output).toBe(0);
+    expect(steps.output).toContain("noted: hello from rein");
+    const test = await shell("npm test", dir);
+    expect(test.status, test.output).toBe(0);
+    expect(test.output).toMatch(/1 passed/);
+  });
+
   it("scaffolds a plugin and a tool pack that install, test and pack on their own, and a config uses them", async () => {
     const kinds = ["plugin", "tool-pack"] as const;
     const folders = kinds.map(() => project({}));
@@ -157,20 +210,19 @@ export default defineConfig({
           env: env(),
         });
         expect(init.status, init.stderr).toBe(0);
-        // The scaffold's devDependency on @rein/sdk comes from the tarball (not yet on the registry).
-        const install = await run(
-          "npm",
-          [...NPM_INSTALL, "--save-dev", tarball("rein-harness-"), tarball("rein-sdk-")],
-          dir,
-        );
-        expect(install.status, install.output).toBe(0);
-        const test = await run("npm", ["test"], dir);
-        expect(test.status, test.output).toBe(0);
-        expect(test.output).toMatch(/2 passed/);
+        // The scaffold's devDependency on @rein/sdk comes from the tarball the CLI came from.
+        const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+        expect(pkg.devDependencies["@rein/sdk"]).toBe(`file:${tarball("rein-sdk-")}`);
+        // The printed next step, verbatim: npm install && npm test && npm pack.
+        const next = nextStep(init.stderr);
+        expect(next).toBe("npm install && npm test && npm pack");
+        const steps = await shell(next, dir);
+        expect(steps.status, steps.output).toBe(0);
+        expect(steps.output).toMatch(/2 passed/);
         const typecheck = await run("npm", ["run", "typecheck"], dir);
         expect(typecheck.status, typecheck.output).toBe(0);
-        const pack = await run("npm", ["pack", "--pack-destination", tarballs], dir);
-        expect(pack.status, pack.output).toBe(0);
+        const packedFile = readdirSync(dir).find((f) => f.endsWith(".tgz")) as string;
+        renameSync(join(dir, packedFile), join(tarballs, packedFile));
       }),
     );
     const pluginTarball = tarball("acme-rein-plugin-");

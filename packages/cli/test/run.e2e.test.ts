@@ -152,6 +152,17 @@ describe("rein run", { timeout: 60_000 }, () => {
     expect(result.stderr).toContain("plugins[0]");
     expect(result.stderr).toContain("node_modules");
     expect(readdirSync(dir)).not.toContain(".rein"); // nothing written
+    expect(result.stderr).toContain("npm install @acme/not-installed");
+    // One of Rein's own that is not installed: the registry has none of them yet, so the hint is the tarball.
+    const ours = project({
+      "rein.config.ts": scriptedConfig(["hi"], 'plugins: ["@rein/plugin-nonexistent"],'),
+    });
+    const missing = await rein(["run", "hi"], ours);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      "not on the npm registry yet: npm install -D the rein-plugin-nonexistent tarball that pnpm release:pack prints",
+    );
+    expect(missing.stderr).not.toContain("npm install @rein/");
   });
 
   it("a missing API key names the variable to set", async () => {

@@ -216,13 +216,11 @@ describe("the HTML session viewer in headless Chromium", { timeout: 120_000 }, (
 
       // Totals over every assistant message, the abandoned branch's included.
       // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
-      expect(await tab.locator("[data-tokens]").innerText()).toBe(
-        "350 in · 55 out · 30 cache read · 15 cache write · 450 total",
-      );
+      expect(await tab.locator("[data-tokens]").innerText()).toBe("395 in (30 cached) · 55 out");
       // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
       expect(await tab.locator("[data-cost]").innerText()).toBe("$0.0210");
       // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
-      expect(await tab.locator("[data-usage]").innerText()).toContain("(4 responses)");
+      expect(await tab.locator("[data-usage]").innerText()).toContain("over 4 model requests");
 
       const visibleTools = async () => {
         const tools = tab.locator("main .tool");
@@ -270,6 +268,63 @@ describe("the HTML session viewer in headless Chromium", { timeout: 120_000 }, (
       ]);
       // Decisions without a trail have no trail control.
       expect(await tab.locator('[data-tool="echo"] details.trail').count()).toBe(0);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("renders recorded Markdown with its line breaks, runs no markup a message carries, and shows no cost without prices", async () => {
+    const answer = [
+      "## Plan",
+      "",
+      "1. **read** the notes",
+      "2. fix `parse()`",
+      "",
+      "```js",
+      "const x = 1;",
+      "```",
+      "",
+      "first line",
+      "second line",
+      "",
+      '<img src=x onerror="window.pwned=1"> [link](javascript:window.pwned=2)',
+    ].join("\n");
+    const dir = project({
+      "rein.config.mjs": `export default { model: { script: [${JSON.stringify(answer)}] } };\n`,
+    });
+    const run = await rein(["run", "line one\nline two"], dir);
+    expect(run.code, run.stderr).toBe(0);
+    const page = join(dir, "markdown.html");
+    const [summary] = new SessionStore(join(dir, ".rein/sessions")).list();
+    expect((await rein(["export", summary?.id as string, "--html", "-o", page], dir)).code).toBe(0);
+    const browser = await launch();
+    try {
+      const tab = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+      await tab.goto(`file://${page}`);
+      // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
+      expect(await tab.locator("main .assistant h2").innerText()).toBe("Plan");
+      expect(await tab.locator("main .assistant ol > li").count()).toBe(2);
+      // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
+      expect(await tab.locator("main .assistant pre code.language-js").innerText()).toBe("const x = 1;\n");
+      // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
+      expect(await tab.locator("main .user .md").innerText()).toBe("line one\nline two");
+      // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
+      expect(await tab.locator("main .assistant .md").innerText()).toContain("first line\nsecond line");
+      await tab
+        .locator("main .assistant a")
+        .click()
+        .catch(() => undefined);
+      expect(await tab.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
+      expect(await tab.locator("[data-cost]").count()).toBe(0);
+      // biome-ignore lint/performance/useDomNodeTextContent: the test checks what the page shows, as rendered.
+      expect(await tab.locator("[data-usage]").innerText()).toMatch(
+        /^Usage: [\d,]+ in · [\d,]+ out over 1 model request/,
+      );
+      if (process.env.REIN_SCREENS_DIR)
+        await tab.screenshot({
+          path: join(process.env.REIN_SCREENS_DIR, "7-html-export.png"),
+          fullPage: true,
+        });
     } finally {
       await browser.close();
     }

@@ -67,6 +67,11 @@ export interface Agent {
   plugins: ResolvedEntry[];
   /** AGENTS.md files in the system prompt (see project-instructions.ts). */
   instructions: ProjectInstructions;
+  /**
+   * Switches the model between runs (`/model`): the harness's model and request
+   * options, and the collection requests go through (the provider, its credentials).
+   */
+  setModel(resolved: ResolvedModel): void;
   /** Disposes plugins, closes the session and the scripted model. */
   dispose(): Promise<void>;
 }
@@ -110,6 +115,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     warn: options.warn ?? (() => undefined),
     enabled: config.instructions?.enabled !== false,
   });
+  const route = { models: model.models };
   const harness = new AgentHarness({
     session,
     model: model.model,
@@ -117,7 +123,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     durability: "save-point",
     requestOptions: model.requestOptions,
     models: model.models,
-    streamFn: options.streamFn ?? perRequestSignal(model.models),
+    // Through `route`, so `agent.setModel` can switch the provider between requests.
+    streamFn: options.streamFn ?? perRequestSignal(() => route.models),
     // The skills catalog follows the instructions; its budget is the config's of the moment (reloads).
     systemPrompt: withSkillCatalog(
       instructions.systemPrompt,
@@ -180,6 +187,12 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     model,
     plugins,
     instructions,
+    setModel(resolved) {
+      harness.setModel(resolved.model);
+      harness.setRequestOptions(resolved.requestOptions);
+      route.models = resolved.models;
+      agent.model = resolved;
+    },
     async dispose() {
       unwatch();
       try {

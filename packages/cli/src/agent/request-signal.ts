@@ -14,9 +14,11 @@ import { withReinIdentity } from "@rein/harness";
 
 type StreamFunction = Models["streamSimple"];
 
-export function perRequestSignal(models: Models): StreamFunction {
+/** `models`: the collection, or where to find the current one (`/model` switches it between requests). */
+export function perRequestSignal(models: Models | (() => Models)): StreamFunction {
+  const current = typeof models === "function" ? models : () => models;
   const stream: StreamFunction = (model, context, options) =>
-    models.streamSimple(model, context, withReinIdentity(model.api, options));
+    current().streamSimple(model, context, withReinIdentity(model.api, options));
   return (model: Model<Api>, context, options) => {
     const runSignal = options?.signal;
     if (!runSignal) return stream(model, context, options);

@@ -105,7 +105,7 @@ async function postgresBackend(loaded: LoadedConfig, url: string): Promise<Sessi
     module = await import("@rein/store-postgres");
   } catch (error) {
     throw configError(
-      `session.store "postgres" needs the @rein/store-postgres package: install it next to @rein/cli (npm install @rein/store-postgres): ${(error as Error).message}`,
+      `session.store "postgres" needs the @rein/store-postgres package: install it next to @rein/cli (not on the npm registry yet: npm install -D the rein-store-postgres tarball pnpm release:pack prints): ${(error as Error).message}`,
       whereWritten(loaded, "session.store"),
     );
   }

@@ -158,7 +158,7 @@ const BUILTIN = new Set([
  * A chat line `/name args` as a template's or a skill's run (the harness records
  * which); undefined when it names neither (a built-in command, or unknown).
  */
-function invocation(agent: Agent, line: string): (() => Promise<RunOutcome>) | undefined {
+export function invocation(agent: Agent, line: string): (() => Promise<RunOutcome>) | undefined {
   const root = agent.loaded.dir;
   const call = parseTemplateCall(root, line, { strict: false, skip: BUILTIN });
   if (call) return () => runTemplateCall(agent.harness, root, call);
@@ -167,7 +167,7 @@ function invocation(agent: Agent, line: string): (() => Promise<RunOutcome>) | u
   return skill ? () => agent.harness.skill(skill.name, skill.args) : undefined;
 }
 
-async function slashCommand(
+export async function slashCommand(
   agent: Agent,
   term: Terminal,
   line: string,

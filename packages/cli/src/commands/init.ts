@@ -12,6 +12,7 @@ import { ExitCode, usageError } from "../errors.js";
 import { type GlobalOptions, version } from "../globals.js";
 import { packageScaffold } from "../scaffold/package-scaffold.js";
 import { PROJECT_TSCONFIG, projectPackageJson } from "../scaffold/project-scaffold.js";
+import { NOT_PUBLISHED, reinSource } from "../scaffold/rein-source.js";
 import { SKILL_SCAFFOLD_DIR, skillScaffold, validSkillName } from "../scaffold/skill-scaffold.js";
 import { TRUST_ENV } from "../trust/project-trust.js";
 import { terminal } from "../ui/terminal.js";
@@ -28,6 +29,9 @@ export default defineConfig({
   },
   plugins: [
     "./plugins/no-secrets.ts",
+    // Asks before shell commands and edits (reads run); in a terminal you answer y/s/a/n.
+    // \`rein check 'bash(git push origin main)'\` shows the verdict without running anything.
+    "@rein/plugin-permissions",
     // bash in an OS sandbox: writes only here and to a private temp dir, no network,
     // no ~/.ssh or ~/.aws (needs bubblewrap and socat; \`rein doctor\` checks).
     ["@rein/tools-shell", { sandbox: { mode: "workspace-write", network: { allowedDomains: [] } } }],
@@ -111,8 +115,9 @@ export async function initCommand(options: InitOptions, globals: GlobalOptions):
   const packageFile = join(globals.cwd, "package.json");
   const packageText = existsSync(packageFile) ? readFileSync(packageFile, "utf8") : undefined;
   let packageJson: string;
+  const source = reinSource(version());
   try {
-    packageJson = projectPackageJson(packageText, basename(globals.cwd), version());
+    packageJson = projectPackageJson(packageText, basename(globals.cwd), version(), source.specOf);
   } catch (error) {
     throw usageError(`package.json: cannot read it as JSON (${(error as Error).message})`);
   }
@@ -135,8 +140,11 @@ export async function initCommand(options: InitOptions, globals: GlobalOptions):
     terminal().out.write(`${ignoreText === undefined ? "created" : "updated"} .gitignore\n`);
   }
   await recordTrust(globals);
+  const steps = 'npm install && npx rein trust && npx rein run "hello"';
   terminal().err.write(
-    'next: npm install && npx rein trust && npx rein run "hello" (npm test runs the plugin\'s test; rein trust records the installed packages)\n',
+    installable(packageJson)
+      ? `next: ${steps} (npm test runs the plugin's test; rein trust records the installed packages)\n`
+      : `next: ${NOT_PUBLISHED}; then ${steps}\n`,
   );
   return ExitCode.ok;
 }
@@ -159,6 +167,18 @@ async function recordTrust(globals: GlobalOptions): Promise<void> {
       `could not record the project as trusted: ${(error as Error).message}; run rein trust\n`,
     );
   }
+}
+
+/**
+ * Whether `npm install` can fetch every `@rein/*` package the scaffolded
+ * package.json lists: each comes from a `file:` tarball (none is on the registry yet).
+ */
+function installable(packageJson: string): boolean {
+  const manifest = JSON.parse(packageJson) as Record<string, Record<string, string> | undefined>;
+  const specs = ["dependencies", "devDependencies"].flatMap((field) =>
+    Object.entries(manifest[field] ?? {}).filter(([name]) => name.startsWith("@rein/")),
+  );
+  return specs.every(([, spec]) => /^(file:|link:|workspace:)/.test(spec));
 }
 
 /** Lines `rein init` keeps in .gitignore: the local config layer and the sessions. */
@@ -196,11 +216,15 @@ async function initPackage(options: InitOptions, globals: GlobalOptions): Promis
     );
   }
   const kind = options.plugin ? "plugin" : "tool-pack";
-  const files = packageScaffold({ kind, packageName, reinVersion: version() }).map(
+  const source = reinSource(version());
+  const files = packageScaffold({ kind, packageName, reinVersion: version(), specOf: source.specOf }).map(
     ([file, text]): [string, string] => [join(globals.cwd, file), text],
   );
   writeFiles(files, options, globals);
-  terminal().err.write("next: npm install && npm test && npm pack\n");
+  const steps = "npm install && npm test && npm pack";
+  terminal().err.write(
+    source.tarballs !== undefined ? `next: ${steps}\n` : `next: ${NOT_PUBLISHED}; then ${steps}\n`,
+  );
   return ExitCode.ok;
 }
 

@@ -139,6 +139,28 @@ async function runAgent(
   },
 ): Promise<number> {
   const { term, json } = run;
+  // `/name args`: the first run starts from the template or skill (the harness records which).
+  const template = run.template;
+  const skill = run.skill;
+  const invoke = template
+    ? () => runTemplateCall(agent.harness, agent.loaded.dir, template)
+    : skill
+      ? () => agent.harness.skill(skill.name, skill.args)
+      : undefined;
+  if (!json && !run.schema && !run.resume && useTui()) {
+    // Loaded only here: the terminal UI (pi-tui, highlighting) costs nothing elsewhere.
+    const { runTui } = await import("../tui/tui-app.js");
+    try {
+      return await runTui(agent, {
+        prompt: run.chat ? undefined : (run.template?.text ?? run.prompt),
+        invoke,
+        watch: run.watch,
+        reload: run.reload,
+      });
+    } finally {
+      await agent.dispose();
+    }
+  }
   const detach = attachRenderer(agent.harness, term, {
     json,
     endpoint: agent.model.endpoint,
@@ -173,14 +195,6 @@ async function runAgent(
     }
     const mark = usageMark(agent.session);
     const text = run.template?.text ?? run.prompt;
-    // `/name args`: the first run starts from the template or skill (the harness records which).
-    const template = run.template;
-    const skill = run.skill;
-    const invoke = template
-      ? () => runTemplateCall(agent.harness, agent.loaded.dir, template)
-      : skill
-        ? () => agent.harness.skill(skill.name, skill.args)
-        : undefined;
     if (run.schema) agent.instructions.appendix = [run.schema.instructions];
     const { outcome, output } = run.schema
       ? await checkedRun(
@@ -216,6 +230,16 @@ async function runAgent(
     detach();
     await agent.dispose();
   }
+}
+
+/**
+ * The terminal UI runs when the person is at a terminal: stdin, stdout and stderr
+ * all TTYs. `REIN_TUI=0` keeps the plain line interface there (a screen reader, a
+ * terminal pi-tui draws badly); pipes and `--json` always get the plain one.
+ */
+function useTui(): boolean {
+  if (process.env.REIN_TUI === "0") return false;
+  return process.stdin.isTTY === true && process.stdout.isTTY === true && process.stderr.isTTY === true;
 }
 
 async function promptOnce(

@@ -269,8 +269,15 @@ function locate(loaded: LayerSource, specifier: string, where: string, index: nu
   if (found) return found;
   throw pluginError(`${where}: cannot find plugin "${specifier}"`, {
     ...at(loaded, index),
-    hint: `looked for the npm package "${specifier}" in node_modules from ${join(loaded.dir, "node_modules")} upward; install it (npm install ${specifier}) or use a "./relative/path.ts"`,
+    hint: `looked for the npm package "${specifier}" in node_modules from ${join(loaded.dir, "node_modules")} upward; install it (${installHint(specifier)}) or use a "./relative/path.ts"`,
   });
+}
+
+/** How to install a missing package: Rein's own are not on the npm registry yet (their tarballs are). */
+function installHint(specifier: string): string {
+  if (!specifier.startsWith("@rein/")) return `npm install ${specifier}`;
+  const name = specifier.split("/").slice(0, 2).join("/");
+  return `not on the npm registry yet: npm install -D the ${name.slice(1).replace("/", "-")} tarball that pnpm release:pack prints in a Rein checkout`;
 }
 
 async function importPlugin(

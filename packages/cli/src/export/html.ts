@@ -1,18 +1,21 @@
 /**
  * A session as one standalone HTML page (no external assets): the branch tree
- * with labels and the active leaf, usage and cost totals, then the active
+ * with labels and the active leaf, usage and cost totals (the terminal's figures), then the active
  * branch's messages and tool calls, each gate decision shown with `by` and
  * `reason` and, when recorded, its trail (every tap's answer) on click.
  *
- * Invariants: every recorded text is escaped; the tree indents only where the
+ * Invariants: every recorded text is escaped, or rendered as Markdown and
+ * sanitised (markdown-html.ts); the tree indents only where the
  * history branches (a linear history is one flat list); totals count every
  * assistant message of the session, abandoned branches included (all of it was
  * spent); the filters only hide, never drop, what the page holds.
  */
 import type { DecisionRecord, Session } from "@rein/harness";
 import { wasAsked } from "../replay/recorded.js";
+import { formatUsage, sessionUsage, type UsageTotals } from "../usage/usage-totals.js";
 import { ChildSessions } from "./child-sessions.js";
 import { type DecisionStep, trailOf } from "./decision-step.js";
+import { markdownHtml } from "./markdown-html.js";
 import { describeEntry, entryTree, type TreeNode, transcript } from "./transcript.js";
 
 // Anything recorded may be hostile or malformed (a hand-edited file): always a string, always escaped.
@@ -51,7 +54,12 @@ details.trail ol{margin:4px 0;padding-left:20px}
 .step .answer{font-weight:600}.step.deny .answer{color:#b00020}.step.allow .answer{color:#1b7f3b}.step.ask .answer{color:#a05a00}
 .step.no-opinion{color:#777}
 pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:6px;border-radius:4px;margin:4px 0}
-.error{color:#b00020}`;
+.error{color:#b00020}
+.md>:first-child{margin-top:4px}.md>:last-child{margin-bottom:0}
+.md pre{white-space:pre;overflow:auto;background:#eef0f3}.md code{font-family:ui-monospace,monospace;font-size:13px}
+.md :not(pre)>code{background:#eef0f3;border-radius:3px;padding:0 3px}
+.md blockquote{border-left:3px solid #ccc;margin:4px 0;padding-left:10px;color:#555}
+.md table{border-collapse:collapse}.md th,.md td{border:1px solid #ccc;padding:2px 6px}`;
 
 /** Shows only the tool calls of one decision kind (and the messages holding them). */
 const FILTER_SCRIPT = `
@@ -126,53 +134,18 @@ function treeHtml(session: Session): string {
 
 // ---- usage ----
 
-export interface UsageTotals {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  totalTokens: number;
-  cost: number;
-  responses: number;
-}
-
-/** Totals over every assistant message's `usage` (every branch: all of it was spent). */
-export function usageTotals(session: Session): UsageTotals {
-  const totals: UsageTotals = {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: 0,
-    responses: 0,
-  };
-  for (const entry of session.entries()) {
-    if (entry.type !== "message" || entry.message.role !== "assistant") continue;
-    totals.responses++;
-    const usage = entry.message.usage;
-    if (!usage) continue;
-    totals.input += usage.input ?? 0;
-    totals.output += usage.output ?? 0;
-    totals.cacheRead += usage.cacheRead ?? 0;
-    totals.cacheWrite += usage.cacheWrite ?? 0;
-    totals.totalTokens += usage.totalTokens ?? 0;
-    totals.cost += usage.cost?.total ?? 0;
-  }
-  return totals;
-}
-
-const count = (n: number) => n.toLocaleString("en-US");
-
-function usageHtml(totals: UsageTotals): string {
-  const tokens = [
-    `${count(totals.input)} in`,
-    `${count(totals.output)} out`,
-    `${count(totals.cacheRead)} cache read`,
-    `${count(totals.cacheWrite)} cache write`,
-    `${count(totals.totalTokens)} total`,
-  ].join(" · ");
-  return `<div class="usage" data-usage><b>Usage</b> (${count(totals.responses)} responses): <span data-tokens>${tokens}</span> · <b>Cost</b> <span data-cost>$${totals.cost.toFixed(4)}</span></div>`;
+/**
+ * The session's totals, as the terminal's last line and the Markdown export show
+ * them (usage/usage-totals.ts: the same sum, the same format); a cost only when
+ * the model has prices.
+ */
+function usageHtml(session: Session): string {
+  const totals = sessionUsage(session.entries(), session.header.forkedFrom);
+  const noCost: UsageTotals = { ...totals, cost: { ...totals.cost, total: 0 } };
+  const cost =
+    totals.cost.total > 0 ? ` · <b>Cost</b> <span data-cost>$${totals.cost.total.toFixed(4)}</span>` : "";
+  const requests = `${totals.requests} model request${totals.requests === 1 ? "" : "s"}`;
+  return `<div class="usage" data-usage><b>Usage</b>: <span data-tokens>${escapeHtml(formatUsage(noCost))}</span>${cost} over ${requests} <small>(every branch; cache read ${totals.cacheRead}, cache write ${totals.cacheWrite} tokens)</small></div>`;
 }
 
 // ---- decisions ----
@@ -217,7 +190,7 @@ function transcriptHtml(session: Session, counts: Record<string, number>): strin
   try {
     for (const item of transcript(session)) {
       if (item.kind === "user")
-        body.push(`<div class="msg user"><b>User</b><div>${escapeHtml(item.text)}</div></div>`);
+        body.push(`<div class="msg user"><b>User</b><div class="md">${markdownHtml(item.text)}</div></div>`);
       else if (item.kind === "note") body.push(`<div class="msg note">${escapeHtml(item.text)}</div>`);
       else {
         const calls = item.toolCalls.map((call) => {
@@ -239,7 +212,7 @@ function transcriptHtml(session: Session, counts: Record<string, number>): strin
         });
         const error = item.error ? `<div class="error">Error: ${escapeHtml(item.error)}</div>` : "";
         body.push(
-          `<div class="msg assistant"><b>Assistant</b> <small>${escapeHtml(item.model)}</small><div>${escapeHtml(item.text)}</div>${error}${calls.join("")}</div>`,
+          `<div class="msg assistant"><b>Assistant</b> <small>${escapeHtml(item.model)}</small><div class="md">${markdownHtml(item.text)}</div>${error}${calls.join("")}</div>`,
         );
       }
     }
@@ -259,7 +232,7 @@ export function sessionHtml(session: Session): string {
 <body><nav><h3>Branch tree</h3>${treeHtml(session)}</nav>
 <main><h1>${escapeHtml(session.name ?? title)}</h1>
 <p><small>created ${new Date(session.header.createdAt).toISOString()}</small></p>
-${usageHtml(usageTotals(session))}
+${usageHtml(session)}
 ${filtersHtml(counts)}
 ${body.join("\n")}
 </main><script>${FILTER_SCRIPT}</script></body></html>

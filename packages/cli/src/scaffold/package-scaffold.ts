@@ -14,6 +14,8 @@ export interface PackageScaffoldInput {
   packageName: string;
   /** The version of @rein/sdk (and the CLI) to depend on. */
   reinVersion: string;
+  /** The dev dependency spec for `@rein/<name>` (rein-source.ts); `^reinVersion` when unset. */
+  specOf?: (name: string) => string;
 }
 
 /** The unscoped part of a package name: the plugin's name. */
@@ -21,7 +23,10 @@ export const pluginNameOf = (packageName: string) => packageName.replace(/^@[^/]
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
-function packageJson({ kind, packageName, reinVersion }: PackageScaffoldInput): string {
+function packageJson({ kind, packageName, reinVersion, specOf }: PackageScaffoldInput): string {
+  const sdk = specOf?.("@rein/sdk") ?? `^${reinVersion}`;
+  // From a tarball, @rein/sdk's own dependency on @rein/harness must come from one too (not on the registry yet).
+  const harness = sdk.startsWith("file:") ? { "@rein/harness": specOf?.("@rein/harness") ?? "" } : {};
   return json({
     name: packageName,
     version: "0.1.0",
@@ -49,7 +54,8 @@ function packageJson({ kind, packageName, reinVersion }: PackageScaffoldInput): 
     peerDependencies: { "@rein/sdk": `^${reinVersion}` },
     devDependencies: {
       "@changesets/cli": "^2.31.1",
-      "@rein/sdk": `^${reinVersion}`,
+      ...harness,
+      "@rein/sdk": sdk,
       "@types/node": "^24.0.0",
       typescript: "~5.9.3",
       vitest: "^5.1.2",

@@ -53,7 +53,8 @@ import {
   sign,
   verify,
 } from "./grants.js";
-import { LineReader, type LineSource } from "./line-reader.js";
+import { hostIO, type PromptIO } from "./host-io.js";
+import { LineReader } from "./line-reader.js";
 import { modeVerdict, type PermissionMode, planRefusal } from "./modes.js";
 import { projectBinding, projectGrantsFrom, saveProjectGrant } from "./project-grants.js";
 import { type Answer, nonInteractiveReason, parseAnswer, promptText } from "./prompt-text.js";
@@ -72,6 +73,7 @@ export {
   sign,
   verify,
 } from "./grants.js";
+export { type PromptIO, setHostPromptIO } from "./host-io.js";
 export { LineReader, type LineSource } from "./line-reader.js";
 export {
   editsInside,
@@ -137,13 +139,6 @@ export const PermissionsOptions = Type.Object(
 );
 export type PermissionsOptions = Static<typeof PermissionsOptions>;
 
-/** The terminal the prompt uses. `isTTY` overrides the streams' own flags. */
-export interface PromptIO {
-  input: LineSource & { isTTY?: boolean };
-  output: { write(text: string): unknown; isTTY?: boolean };
-  isTTY?: boolean;
-}
-
 export interface PermissionsPluginOptions {
   /** The prompt's streams; default `process.stdin` and `process.stderr` (read when a prompt is needed). */
   io?: PromptIO | (() => PromptIO);
@@ -193,7 +188,7 @@ const defaultIO = (): PromptIO => ({ input: process.stdin, output: process.stder
 /** Builds the plugin; `io` replaces the terminal (tests drive it with a PassThrough pair flagged as TTY). */
 export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
   const resolveIO =
-    typeof plugin.io === "function" ? plugin.io : () => (plugin.io as PromptIO) ?? defaultIO();
+    typeof plugin.io === "function" ? plugin.io : () => (plugin.io as PromptIO) ?? hostIO() ?? defaultIO();
   const readers = new WeakMap<object, LineReader>();
   const readerFor = (io: PromptIO) => {
     let reader = readers.get(io.input);
@@ -316,7 +311,9 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
         const reader = readerFor(io);
         // A child agent's question says whose it is: the answer is for that child.
         if (context.agent) io.output.write(`\n(asked in child agent ${context.agent.path})`);
-        io.output.write(mask(promptText(request, options.grantScope, shownFile)));
+        const text = mask(promptText(request, options.grantScope, shownFile));
+        io.show?.(request, text, mask);
+        io.output.write(text);
         for (let attempt = 0; attempt < 3; attempt++) {
           io.output.write("> ");
           const line = await reader.readLine(signal);
