@@ -19,8 +19,12 @@ export function clientConfig(target: PostgresTarget, role: string): pg.ClientCon
   return base;
 }
 
-export async function connect(target: PostgresTarget, role: string): Promise<pg.Client> {
-  const client = new pg.Client(clientConfig(target, role));
+export async function connect(
+  target: PostgresTarget,
+  role: string,
+  extra: Partial<pg.ClientConfig> = {},
+): Promise<pg.Client> {
+  const client = new pg.Client({ ...clientConfig(target, role), ...extra });
   // An idle client whose server goes away emits `error`; without a listener that kills the process.
   client.on("error", () => {});
   try {
