@@ -7,7 +7,6 @@
  * and no session ever has two writers (by the tool's own log and by each session's
  * journal).
  */
-import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlStorage, Session, SessionStore } from "@rein/harness";
@@ -16,88 +15,21 @@ import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeQueue, openQueue, submitPrompt } from "../src/worker/prompt-queue.js";
 import { REQUEST_ENTRY } from "../src/worker/session-jobs.js";
-import { cleanup, project, rein, scriptedConfig, spawnRein } from "./support/rein-process.js";
+import { cleanup, project, rein, scriptedConfig } from "./support/rein-process.js";
+import {
+  killWorkers,
+  MARK_PLUGIN,
+  type Mark,
+  readMarks,
+  spawnWorker,
+  until,
+  type Worker,
+} from "./support/workers.js";
 
 const SESSIONS = 51;
 
-/** A tool that logs "start"/"end" lines with session, call id, pid and time, taking 120 ms between. */
-const MARK_PLUGIN = `import { definePlugin, defineTool, Type } from "@rein/sdk";
-import { appendFileSync } from "node:fs";
-import { join } from "node:path";
-
-export default definePlugin({
-  name: "marks",
-  setup(rein) {
-    rein.registerTool(defineTool({
-      name: "mark",
-      description: "Record a mark",
-      parameters: Type.Object({ n: Type.Number() }),
-      risk: "write",
-      execute: async (args, ctx) => {
-        const line = (what) => ctx.sessionId + " " + ctx.toolCallId + " " + process.pid + " " + what + " " + Date.now() + "\\n";
-        appendFileSync(join(ctx.cwd, "marks.log"), line("start"));
-        await new Promise((resolve) => setTimeout(resolve, 120));
-        appendFileSync(join(ctx.cwd, "marks.log"), line("end"));
-        return { content: [{ type: "text", text: "marked " + args.n }] };
-      },
-    }));
-  },
-});
-`;
-
-interface Mark {
-  session: string;
-  call: string;
-  pid: number;
-  what: "start" | "end";
-  at: number;
-}
-
-const readMarks = (dir: string): Mark[] =>
-  existsSync(join(dir, "marks.log"))
-    ? readFileSync(join(dir, "marks.log"), "utf8")
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => {
-          const [session, call, pid, what, at] = line.split(" ");
-          return { session, call, pid: Number(pid), what, at: Number(at) } as Mark;
-        })
-    : [];
-
-interface Worker {
-  child: ChildProcess;
-  stderr: string;
-  exit: Promise<number | null>;
-}
-
-/** Every worker a test started: killed after the tests, so a failing test leaves none behind. */
-const spawned: ChildProcess[] = [];
-
 function startWorker(place: Place, grace = "10"): Worker {
-  const child = spawnRein(
-    ["worker", ...place.dbArgs, "--expire", "4", "--poll", "0.5", "--grace", grace],
-    place.dir,
-  );
-  spawned.push(child);
-  const worker: Worker = {
-    child,
-    stderr: "",
-    exit: new Promise((resolve) => child.on("exit", (code) => resolve(code))),
-  };
-  child.stderr?.on("data", (chunk) => {
-    worker.stderr += chunk;
-  });
-  child.stdin?.end();
-  return worker;
-}
-
-async function until(what: string, check: () => boolean, timeoutMs: number, stepMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, stepMs));
-  }
+  return spawnWorker(["--expire", "4", "--poll", "0.5", "--grace", grace, ...place.dbArgs], place.dir);
 }
 
 /**
@@ -212,8 +144,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of spawned)
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  killWorkers();
   cleanup();
   for (const db of [url, ...databases]) await dropDatabase(db).catch(() => undefined);
   await postgres?.stop();
@@ -449,7 +380,7 @@ export default definePlugin({
     await until("the slow tool to start", () => existsSync(join(dir, "slow.log")), 30_000);
     first.child.kill("SIGTERM");
     expect(await first.exit).toBe(0);
-    expect(first.stderr).toContain("aborting it");
+    expect(first.stderr).toContain("aborting them");
     expect(first.stderr).toContain("sent back to the queue");
 
     const second = startWorker(place);

@@ -48,6 +48,8 @@ export interface AgentOptions {
   ephemeralHeader?: SessionHeader;
   /** Replaces the provider stream (`rein replay` serves the recorded replies). */
   streamFn?: StreamFunction;
+  /** A PostgreSQL session lock's lease in ms (`rein worker --lease`; see @rein/store-postgres). */
+  leaseMs?: number;
 }
 
 export interface Agent {
@@ -77,7 +79,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const model = await resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
   const store = sessionStore(loaded);
-  const sessions = await sessionBackend(loaded);
+  const sessions = await sessionBackend(loaded, options.leaseMs);
   let session: Session;
   let fresh = false;
   if (options.ephemeral) {

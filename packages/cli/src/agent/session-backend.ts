@@ -44,9 +44,10 @@ export function sessionDir(loaded: LoadedConfig): string {
   return resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions");
 }
 
-export async function sessionBackend(loaded: LoadedConfig): Promise<SessionBackendPort> {
+/** `leaseMs`: how long a silent holder keeps a PostgreSQL session's lock (the store's default if unset). */
+export async function sessionBackend(loaded: LoadedConfig, leaseMs?: number): Promise<SessionBackendPort> {
   const session = loaded.config.session;
-  if (session?.store === "postgres") return postgresBackend(loaded, session.url as string);
+  if (session?.store === "postgres") return postgresBackend(loaded, session.url as string, leaseMs);
   return jsonlBackend(new SessionStore(sessionDir(loaded)));
 }
 
@@ -99,7 +100,11 @@ function copyToFile(source: Session, file: string): void {
 
 const postgresStores = new Map<string, import("@rein/store-postgres").PostgresSessionStore>();
 
-async function postgresBackend(loaded: LoadedConfig, url: string): Promise<SessionBackendPort> {
+async function postgresBackend(
+  loaded: LoadedConfig,
+  url: string,
+  leaseMs: number | undefined,
+): Promise<SessionBackendPort> {
   let module: typeof import("@rein/store-postgres");
   try {
     module = await import("@rein/store-postgres");
@@ -111,10 +116,11 @@ async function postgresBackend(loaded: LoadedConfig, url: string): Promise<Sessi
   }
   // One store per database and process: its schema check runs once, not on every
   // session a worker opens.
-  let store = postgresStores.get(url);
+  const key = `${leaseMs ?? ""} ${url}`;
+  let store = postgresStores.get(key);
   if (store === undefined) {
-    store = new module.PostgresSessionStore(url);
-    postgresStores.set(url, store);
+    store = new module.PostgresSessionStore(url, leaseMs === undefined ? {} : { leaseMs });
+    postgresStores.set(key, store);
   }
   const where = url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
   return {

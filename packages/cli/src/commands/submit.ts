@@ -10,13 +10,8 @@ import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound, usageError } from "../errors.js";
 import type { GlobalOptions } from "../program.js";
 import { terminal } from "../ui/terminal.js";
-import {
-  closeQueue,
-  followSession,
-  openQueue,
-  type QueueNotice,
-  submitPrompt,
-} from "../worker/prompt-queue.js";
+import { followSession, type QueueNotice } from "../worker/notices.js";
+import { closeQueue, openQueue, submitPrompt } from "../worker/prompt-queue.js";
 import { queueUrl } from "./worker.js";
 
 export interface SubmitOptions {

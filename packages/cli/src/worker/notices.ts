@@ -1,0 +1,100 @@
+/**
+ * The event stream of a request back to whoever follows its session: LISTEN/NOTIFY
+ * on the queue's database, one channel per session (a follower hears only its own).
+ *
+ * Invariant: a follower gets every notice whole, in order, whatever its size.
+ * PostgreSQL refuses a NOTIFY payload of 8000 bytes or more, so a larger notice is
+ * stored in `rein_queue.notice` and only its row id is notified (by reference);
+ * the follower reads the row before it hands on anything after it. Rows older than
+ * an hour are deleted by the workers that write them (a follower that is an hour
+ * late has lost the stream anyway: NOTIFY itself is not replayed).
+ */
+import { createHash } from "node:crypto";
+import pg from "pg";
+
+/** What a follower receives: an event of a request's run, or the request's end. */
+export type QueueNotice =
+  | { requestId: string; sessionId: string; kind: "event"; event: { type: string; [key: string]: unknown } }
+  | { requestId: string; sessionId: string; kind: "end"; status: string; reason?: string };
+
+/** NOTIFY's limit is 8000 bytes; a payload at most this long goes inline. */
+export const MAX_INLINE_PAYLOAD = 7_500;
+
+/** The table of notices sent by reference, in the queue's schema (QUEUE_SCHEMA). */
+const TABLE = "rein_queue.notice";
+
+/** How often (at most) a publisher deletes notices past their hour. */
+const PRUNE_EVERY_MS = 60_000;
+let prunedAt = 0;
+
+/** Creates the table of large notices (a worker does, before it takes jobs). */
+export async function installNotices(db: pg.Pool | pg.ClientBase): Promise<void> {
+  await db.query(
+    `CREATE TABLE IF NOT EXISTS ${TABLE} (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), payload text NOT NULL)`,
+  );
+}
+
+/** The NOTIFY channel of a session: a hash, since channel names are identifiers of at most 63 bytes. */
+export function sessionChannel(sessionId: string): string {
+  return `rein_s_${createHash("sha256").update(sessionId).digest("hex").slice(0, 40)}`;
+}
+
+/** Publishes a notice on its session's channel (a follower may not be listening: nobody waits for one). */
+export async function publish(db: pg.Pool | pg.ClientBase, notice: QueueNotice): Promise<void> {
+  let payload = JSON.stringify(notice);
+  if (Buffer.byteLength(payload) > MAX_INLINE_PAYLOAD) {
+    const { rows } = await db.query<{ id: string }>(
+      `INSERT INTO ${TABLE} (payload) VALUES ($1) RETURNING id`,
+      [payload],
+    );
+    payload = JSON.stringify({ ref: rows[0]?.id });
+    if (Date.now() - prunedAt > PRUNE_EVERY_MS) {
+      prunedAt = Date.now();
+      await db.query(`DELETE FROM ${TABLE} WHERE created_at < now() - interval '1 hour'`);
+    }
+  }
+  await db.query("SELECT pg_notify($1, $2)", [sessionChannel(notice.sessionId), payload]);
+}
+
+/**
+ * Listens to a session's notices until `stop()`; `onNotice` gets each one, whole and in
+ * order. Resolves once LISTEN is in place, so a prompt submitted afterwards loses nothing.
+ */
+export async function followSession(
+  url: string,
+  sessionId: string,
+  onNotice: (notice: QueueNotice) => void,
+): Promise<{ stop(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => undefined); // a server gone mid-follow ends the stream, not the process
+  await client.connect();
+  const channel = sessionChannel(sessionId);
+  // Notices by reference are read in turn: one after a large one waits for it.
+  let order = Promise.resolve();
+  client.on("notification", (message) => {
+    if (message.channel !== channel || message.payload === undefined) return;
+    const payload = message.payload;
+    order = order.then(async () => {
+      try {
+        const parsed = JSON.parse(payload) as QueueNotice | { ref?: unknown };
+        if (!("kind" in parsed)) {
+          if (typeof parsed.ref !== "string") return;
+          const { rows } = await client.query<{ payload: string }>(
+            `SELECT payload FROM ${TABLE} WHERE id = $1`,
+            [parsed.ref],
+          );
+          if (rows[0]) onNotice(JSON.parse(rows[0].payload) as QueueNotice);
+        } else onNotice(parsed);
+      } catch {
+        // not ours, or its row is gone
+      }
+    });
+  });
+  await client.query(`LISTEN ${channel}`);
+  return {
+    async stop() {
+      await order;
+      await client.end().catch(() => undefined);
+    },
+  };
+}
