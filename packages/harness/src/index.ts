@@ -10,6 +10,7 @@
 export type { ImageContent, TextContent } from "@earendil-works/pi-ai";
 export { type Static, type TSchema, Type } from "typebox";
 export type { CompactionSettings } from "./compaction/compaction-settings.js";
+export { maskConnectionStrings } from "./connection-strings.js";
 export {
   describeError,
   HarnessError,

@@ -31,6 +31,7 @@ describe("entry points", () => {
       "forkEntries",
       "isHarnessError",
       "loadBuiltinProvider",
+      "maskConnectionStrings",
       "reinIdentity",
       "reinIdentityForApi",
       "resolveApproval",

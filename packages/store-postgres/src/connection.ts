@@ -4,6 +4,7 @@
  * that says which process holds it (shown to a second writer that is refused).
  */
 import os from "node:os";
+import { maskConnectionStrings } from "@rein/harness";
 import pg from "pg";
 import { badArgument, storeError } from "./errors.js";
 
@@ -41,6 +42,4 @@ export function where(target: PostgresTarget): string {
   return `${target.host ?? "localhost"}:${target.port ?? 5432}/${target.database ?? ""}`;
 }
 
-function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
-}
+const redact = maskConnectionStrings;

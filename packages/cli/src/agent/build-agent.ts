@@ -193,6 +193,7 @@ async function openSession<T>(open: () => Promise<T>, what: string): Promise<T> 
     return await open();
   } catch (error) {
     if (isHarnessError(error, "session_in_use")) throw sessionInUse(error.message, error);
+    if (error instanceof CliError && error.code === "database") throw error; // the store is unusable, not the session
     throw sessionNotFound(`cannot open ${what}: ${(error as Error).message}`, error);
   }
 }

@@ -19,8 +19,10 @@
  * workers on any host share them (and the queue defaults to that database); with
  * JSONL, every worker must see the same session directory.
  */
+import { maskConnectionStrings } from "@rein/harness";
 import pg from "pg";
 import type { Job } from "pg-boss";
+import { usingDatabase } from "../agent/database-errors.js";
 import { sessionBackend } from "../agent/session-backend.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
@@ -95,20 +97,24 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   const concurrency = seconds(options.concurrency, "--concurrency", 1, 1);
   if (!Number.isInteger(concurrency))
     throw usageError(`--concurrency: expected a whole number >= 1, got ${options.concurrency}`);
-  const log = (line: string) => process.stderr.write(`rein worker ${process.pid}: ${line}\n`);
+  const log = (line: string) =>
+    process.stderr.write(maskConnectionStrings(`rein worker ${process.pid}: ${line}\n`));
   let lastQueueError = 0;
-  const boss = await openQueue(url, {
-    expireInSeconds: expire,
-    heartbeatSeconds: lease,
-    // Lost jobs (expired, or without heartbeat) are looked for at least twice per lease.
-    maintenanceIntervalSeconds: Math.max(1, Math.min(60, Math.floor(expire / 2), Math.floor(lease / 2))),
-    onError: (error) => {
-      // A database restart shows as a burst of errors: say so once in a while, not per error.
-      if (Date.now() - lastQueueError < 30_000) return;
-      lastQueueError = Date.now();
-      log(`queue database error (retrying): ${error.message}`);
-    },
-  });
+  const where = maskConnectionStrings(url);
+  const boss = await usingDatabase("queue", where, () =>
+    openQueue(url, {
+      expireInSeconds: expire,
+      heartbeatSeconds: lease,
+      // Lost jobs (expired, or without heartbeat) are looked for at least twice per lease.
+      maintenanceIntervalSeconds: Math.max(1, Math.min(60, Math.floor(expire / 2), Math.floor(lease / 2))),
+      onError: (error) => {
+        // A database restart shows as a burst of errors: say so once in a while, not per error.
+        if (Date.now() - lastQueueError < 30_000) return;
+        lastQueueError = Date.now();
+        log(`queue database error (retrying): ${error.message}`);
+      },
+    }),
+  );
   // Best effort: a schema this role may not read (another application's) must not stop the worker.
   const moved = await moveLegacyJobs(url, boss).catch((error: Error) => {
     log(
@@ -125,7 +131,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     application_name: `rein worker ${process.pid}`,
   });
   queue.on("error", () => undefined); // an idle client's server went away: the pool drops it
-  await installNotices(queue);
+  await usingDatabase("queue", where, () => installNotices(queue));
   let stopping = false;
   const inFlight = new Map<string, { job: PromptJob; done: Promise<unknown>; controller: AbortController }>();
 
@@ -200,7 +206,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     },
   );
   log(
-    `ready (queue ${PROMPT_QUEUE}, sessions ${sessions.kind} ${sessions.where}, concurrency ${concurrency}, expire ${expire}s, lease ${lease}s, grace ${grace}s)`,
+    `ready (queue ${PROMPT_QUEUE} in ${where}, sessions ${sessions.kind} ${sessions.where}, concurrency ${concurrency}, expire ${expire}s, lease ${lease}s, grace ${grace}s)`,
   );
 
   await new Promise<void>((resolve) => {

@@ -29,9 +29,15 @@ let prunedAt = 0;
 
 /** Creates the table of large notices (a worker does, before it takes jobs). */
 export async function installNotices(db: pg.Pool | pg.ClientBase): Promise<void> {
-  await db.query(
-    `CREATE TABLE IF NOT EXISTS ${TABLE} (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), payload text NOT NULL)`,
-  );
+  try {
+    await db.query(
+      `CREATE TABLE IF NOT EXISTS ${TABLE} (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), payload text NOT NULL)`,
+    );
+  } catch (error) {
+    // Two workers starting together: IF NOT EXISTS does not stop the loser's catalog insert.
+    const code = (error as { code?: string }).code;
+    if (code !== "42P07" && code !== "23505") throw error;
+  }
 }
 
 /** The NOTIFY channel of a session: a hash, since channel names are identifiers of at most 63 bytes. */
