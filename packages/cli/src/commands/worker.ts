@@ -42,6 +42,8 @@ import { type JobOutcome, runPromptJob } from "../worker/session-jobs.js";
 const ABORT_SETTLE_MS = 2_000;
 /** How long stopping the queue may take (a database that is down must not hold the exit). */
 const STOP_QUEUE_MS = 3_000;
+/** The most connections each of the worker's two pools opens to the queue's database. */
+const MAX_CONNECTIONS = 12;
 /** The longest a waiting request is held back before it is tried again. */
 const MAX_WAIT_SECONDS = 15;
 
@@ -101,8 +103,11 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     process.stderr.write(maskConnectionStrings(`rein worker ${process.pid}: ${line}\n`));
   let lastQueueError = 0;
   const where = maskConnectionStrings(url);
+  // Connections grow with the runs in flight (fetch, complete, NOTIFY), within reason.
+  const connections = Math.min(MAX_CONNECTIONS, 2 + Math.ceil(concurrency / 20));
   const boss = await usingDatabase("queue", where, () =>
     openQueue(url, {
+      connections,
       expireInSeconds: expire,
       heartbeatSeconds: lease,
       // Lost jobs (expired, or without heartbeat) are looked for at least twice per lease.
@@ -127,7 +132,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   // NOTIFY and the session order queries: a pool, so a connection lost to a restart is replaced.
   const queue = new pg.Pool({
     connectionString: url,
-    max: 2,
+    max: connections,
     application_name: `rein worker ${process.pid}`,
   });
   queue.on("error", () => undefined); // an idle client's server went away: the pool drops it

@@ -85,6 +85,8 @@ export interface QueueSettings {
   heartbeatSeconds?: number;
   /** A submitter only sends: no maintenance timers in its process. */
   role?: "worker" | "client";
+  /** pg-boss's pool size (default 2 for a client, 4 for a worker). */
+  connections?: number;
   /** Where pg-boss's own errors go (a database restart: it reconnects by itself). */
   onError?: (error: Error) => void;
 }
@@ -97,7 +99,7 @@ export async function openQueue(url: string, settings: QueueSettings = {}): Prom
   const boss = new PgBoss({
     connectionString: url,
     schema: QUEUE_SCHEMA,
-    max: client ? 2 : 4,
+    max: settings.connections ?? (client ? 2 : 4),
     // A submitter only sends: no supervision (expiry of lost jobs), no instance heartbeat.
     supervise: !client,
     registerInstance: !client,
