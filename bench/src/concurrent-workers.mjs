@@ -87,14 +87,20 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
     session.close();
   }
   const children = [];
+  const logged = [];
+  let startedAt;
   try {
     await closeQueue(await openQueue(url));
     const ready = [];
     for (let i = 0; i < workers; i++) {
       const child = spawn(
         process.execPath,
-        [REIN, "worker", "--db", url, "--poll", "0.5", "--concurrency", String(concurrency)],
-        { cwd: dir, env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "x", REIN_TRUST_PROJECT: "1" }, stdio: ["ignore", "ignore", "pipe"] },
+        [REIN, "worker", "--db", url, "--poll", process.env.REIN_BENCH_POLL ?? "0.5", "--concurrency", String(concurrency)],
+        {
+          cwd: dir,
+          env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "x", REIN_TRUST_PROJECT: "1" },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
       );
       children.push(child);
       ready.push(
@@ -103,6 +109,10 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
           child.stderr.on("data", (chunk) => {
             err += chunk;
             if (err.includes("ready")) resolve();
+            if (process.env.REIN_BENCH_TIMELINE) {
+              const ended = String(chunk).match(/\) completed/g)?.length ?? 0;
+              if (ended) logged.push([Number(((now() - (startedAt ?? now())) / 1000).toFixed(2)), ended]);
+            }
           });
           child.on("exit", (code) => reject(new Error(`worker exited ${code}: ${err}`)));
         }),
@@ -116,6 +126,7 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
     await client.connect();
     const boss = await openQueue(url, { role: "client" });
     const started = now();
+    startedAt = started;
     await Promise.all(ids.map((sessionId) => submitPrompt(boss, { sessionId, prompt: "go" })));
     const submitted = (now() - started) / 1000;
     let done = 0;
@@ -133,7 +144,10 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
       const at = (now() - started) / 1000;
       if (timeline.length === 0 || at - timeline.at(-1)[0] >= 1) timeline.push([Number(at.toFixed(1)), done]);
     }
-    if (process.env.REIN_BENCH_TIMELINE) console.error(`[bench] submitted in ${submitted.toFixed(2)} s; completed over time: ${JSON.stringify(timeline)}`);
+    if (process.env.REIN_BENCH_TIMELINE)
+      console.error(
+        `[bench] submitted in ${submitted.toFixed(2)} s; completed over time: ${JSON.stringify(timeline)}`,
+      );
     const seconds = (now() - started) / 1000;
     const cpu = children.reduce((sum, c, i) => sum + cpuMs(c.pid) - baseCpu[i], 0);
     const perRunKiB = children.map((_, i) => (peakRss[i] - baseRss[i]) / concurrency);
@@ -158,11 +172,20 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
 }
 
 /** Every shape once, side by side on one PostgreSQL and one model server. */
-export async function benchConcurrentWorkers({ shapes = [[1, 200], [4, 250]], latency = 2000, log = () => {} } = {}) {
+export async function benchConcurrentWorkers({
+  shapes = [
+    [1, 200],
+    [4, 250],
+  ],
+  latency = 2000,
+  log = () => {},
+} = {}) {
   const server = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", String(latency)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const port = await new Promise((resolve) => server.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
+  const port = await new Promise((resolve) =>
+    server.stdout.once("data", (d) => resolve(Number(String(d).trim()))),
+  );
   const postgres = await startPostgres();
   const rows = [];
   try {

@@ -1,8 +1,9 @@
 /**
  * `rein worker` through the built binary, on a real PostgreSQL (a throwaway cluster,
  * or REIN_PG_URL), with sessions in PostgreSQL (the queue in the same database, no
- * shared directory) and in a shared JSONL directory: 3 worker processes, 50+ sessions
- * of tool-calling prompts on the scripted model, one worker SIGKILLed mid-run. Every
+ * shared directory) and in a shared JSONL directory: 3 worker processes running 4 jobs
+ * each at once (`--concurrency 4`), 50+ sessions of tool-calling prompts on the
+ * scripted model, one worker SIGKILLed while it holds several runs mid-tool. Every
  * request completes, every tool call's side effect happens at most once (by call id),
  * and no session ever has two writers (by the tool's own log and by each session's
  * journal).
@@ -26,11 +27,19 @@ import {
   type Worker,
 } from "./support/workers.js";
 
-const SESSIONS = 51;
+/** Sized for CI; `REIN_WORKER_SESSIONS`, `REIN_WORKER_CONCURRENCY`, `REIN_WORKER_HELD` make the larger run in docs/reliability.md. */
+const SESSIONS = Number(process.env.REIN_WORKER_SESSIONS ?? 51);
 
-function startWorker(place: Place, grace = "10"): Worker {
-  return spawnWorker(["--expire", "4", "--poll", "0.5", "--grace", grace, ...place.dbArgs], place.dir);
+function startWorker(place: Place, grace = "10", extra: string[] = []): Worker {
+  return spawnWorker(
+    ["--expire", "4", "--poll", "0.5", "--grace", grace, "--lease", "10", ...extra, ...place.dbArgs],
+    place.dir,
+  );
 }
+
+/** Runs at once per worker in the kill test, and how many of them the victim must hold mid-tool. */
+const CONCURRENCY = process.env.REIN_WORKER_CONCURRENCY ?? "4";
+const HELD_AT_KILL = Number(process.env.REIN_WORKER_HELD ?? 2);
 
 /**
  * Where a test's sessions and queue live. JSONL: a session directory the workers share
@@ -151,7 +160,7 @@ afterAll(async () => {
 });
 
 describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (store) => {
-  it("3 workers, 51 sessions, one worker SIGKILLed mid-run: every request completes, no tool call runs twice, one writer per session", async () => {
+  it("3 workers x 4 runs at once, 51 sessions, one worker SIGKILLed holding several runs mid-tool: every request completes once, no tool call runs twice, one writer per session", async () => {
     const place = await store.project(
       (session) =>
         scriptedConfig(
@@ -167,7 +176,7 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     const { dir } = place;
     const ids = await place.create(SESSIONS);
     const started = Date.now();
-    const workers = [startWorker(place), startWorker(place), startWorker(place)];
+    const workers = [1, 2, 3].map(() => startWorker(place, "10", ["--concurrency", CONCURRENCY]));
     await until("3 workers ready", () => workers.every((w) => w.stderr.includes("ready")), 90_000).catch(
       (error: Error) => {
         // Say why: each worker's own output (a crash at start shows here).
@@ -183,18 +192,18 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     for (const sessionId of ids) await submitPrompt(boss, { sessionId, prompt: "mark twice" });
     await closeQueue(boss);
 
-    // Kill the first worker while one of its tool calls is running (started, not ended).
+    // Kill the first worker while several of its tool calls are running (started, not ended).
     const victim = workers[0] as Worker;
     const victimPid = victim.child.pid as number;
     let killedAt = 0;
-    let killedCall: Mark | undefined;
+    let killedCalls: Mark[] = [];
     await until(
-      "the first worker to be mid tool call",
+      `the first worker to be mid tool call in ${HELD_AT_KILL} runs`,
       () => {
         const marks = readMarks(dir);
         const ended = new Set(marks.filter((m) => m.what === "end").map((m) => m.call));
-        killedCall = marks.find((m) => m.pid === victimPid && m.what === "start" && !ended.has(m.call));
-        if (killedCall && marks.filter((m) => m.what === "end").length >= 6) {
+        killedCalls = marks.filter((m) => m.pid === victimPid && m.what === "start" && !ended.has(m.call));
+        if (killedCalls.length >= HELD_AT_KILL && marks.filter((m) => m.what === "end").length >= 6) {
           victim.child.kill("SIGKILL");
           killedAt = Date.now();
           return true;
@@ -213,7 +222,9 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     for (const worker of survivors) worker.child.kill("SIGTERM");
     for (const worker of survivors) expect(await worker.exit).toBe(0);
     for (const worker of survivors) expect(worker.stderr).toContain("stopped");
-    process.stderr.write(`worker e2e (${store.name}): ${SESSIONS} requests in ${elapsed} ms\n`);
+    process.stderr.write(
+      `worker e2e (${store.name}): ${SESSIONS} requests in ${elapsed} ms, 3 workers x ${CONCURRENCY}, the killed one held ${killedCalls.length} runs mid-tool\n`,
+    );
 
     const marks = readMarks(dir);
     // At most once per tool call id: one start line each, and every start by one process.
@@ -225,6 +236,16 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
       expect(sessions.map((s) => s.id).sort()).toEqual([...ids].sort());
       for (const session of sessions) {
         expect(finishedStatus(session)).toBe("completed");
+        // Exactly once: one `finished` mark for the session's one request.
+        const finished = session
+          .entries()
+          .filter(
+            (e) =>
+              e.type === "custom" &&
+              e.customType === REQUEST_ENTRY &&
+              (e.data as { state?: string }).state === "finished",
+          );
+        expect(finished).toHaveLength(1);
         const last = session.buildContext().messages.at(-1);
         expect(last).toMatchObject({ role: "assistant", stopReason: "stop" });
         // Never two writers: the journal's runs never overlap.
@@ -235,13 +256,16 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
           expect(open).toBeLessThanOrEqual(1);
         }
       }
-      // The killed run was recovered and continued by another worker.
-      const killed = sessions.find((s) => s.id === killedCall?.session) as Session;
-      expect(killed.journal().some((r) => r.event === "run_end" && r.status === "interrupted")).toBe(true);
-      expect(
-        survivorsLog(workers).some((line) => line.includes(killed.id) && line.endsWith(" completed")),
-      ).toBe(true);
-      expect(marks.filter((m) => m.call === killedCall?.call && m.what === "end")).toEqual([]);
+      // Every killed run was recovered and continued by another worker.
+      expect(new Set(killedCalls.map((m) => m.session)).size).toBe(killedCalls.length);
+      for (const killedCall of killedCalls) {
+        const killed = sessions.find((s) => s.id === killedCall.session) as Session;
+        expect(killed.journal().some((r) => r.event === "run_end" && r.status === "interrupted")).toBe(true);
+        expect(
+          survivorsLog(workers).some((line) => line.includes(killed.id) && line.endsWith(" completed")),
+        ).toBe(true);
+        expect(marks.filter((m) => m.call === killedCall.call && m.what === "end")).toEqual([]);
+      }
     } finally {
       for (const session of sessions) await session.close();
     }

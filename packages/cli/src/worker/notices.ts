@@ -45,21 +45,61 @@ export function sessionChannel(sessionId: string): string {
   return `rein_s_${createHash("sha256").update(sessionId).digest("hex").slice(0, 40)}`;
 }
 
-/** Publishes a notice on its session's channel (a follower may not be listening: nobody waits for one). */
-export async function publish(db: pg.Pool | pg.ClientBase, notice: QueueNotice): Promise<void> {
-  let payload = JSON.stringify(notice);
-  if (Buffer.byteLength(payload) > MAX_INLINE_PAYLOAD) {
-    const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO ${TABLE} (payload) VALUES ($1) RETURNING id`,
-      [payload],
-    );
-    payload = JSON.stringify({ ref: rows[0]?.id });
-    if (Date.now() - prunedAt > PRUNE_EVERY_MS) {
-      prunedAt = Date.now();
-      await db.query(`DELETE FROM ${TABLE} WHERE created_at < now() - interval '1 hour'`);
+/**
+ * Publishes notices on their sessions' channels, in order, in one round trip (a
+ * follower may not be listening: nobody waits for one). A large one is stored first
+ * and notified by reference.
+ */
+export async function publish(db: pg.Pool | pg.ClientBase, notices: readonly QueueNotice[]): Promise<void> {
+  if (notices.length === 0) return;
+  const values: string[] = [];
+  for (const notice of notices) {
+    let payload = JSON.stringify(notice);
+    if (Buffer.byteLength(payload) > MAX_INLINE_PAYLOAD) {
+      const { rows } = await db.query<{ id: string }>(`INSERT INTO ${TABLE} (payload) VALUES ($1) RETURNING id`, [
+        payload,
+      ]);
+      payload = JSON.stringify({ ref: rows[0]?.id });
+      if (Date.now() - prunedAt > PRUNE_EVERY_MS) {
+        prunedAt = Date.now();
+        await db.query(`DELETE FROM ${TABLE} WHERE created_at < now() - interval '1 hour'`);
+      }
     }
+    values.push(sessionChannel(notice.sessionId), payload);
   }
-  await db.query("SELECT pg_notify($1, $2)", [sessionChannel(notice.sessionId), payload]);
+  // pg_notify calls of one statement are delivered in their order.
+  const calls = notices.map((_, i) => `pg_notify($${2 * i + 1}, $${2 * i + 2})`).join(", ");
+  await db.query(`SELECT ${calls}`, values);
+}
+
+/**
+ * Sends notices as they come, coalescing those that arrive while a send is under way
+ * into the next one (a run's events are many and small). `flushed()` resolves once
+ * everything sent so far is out (or failed: notices are best effort).
+ */
+export function noticeStream(db: pg.Pool | pg.ClientBase): {
+  send(notice: QueueNotice): void;
+  flushed(): Promise<void>;
+} {
+  let pending: QueueNotice[] = [];
+  let running: Promise<void> | undefined;
+  const drain = async () => {
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      await publish(db, batch).catch(() => undefined);
+    }
+    running = undefined;
+  };
+  return {
+    send(notice) {
+      pending.push(notice);
+      running ??= drain();
+    },
+    flushed: async () => {
+      while (running) await running;
+    },
+  };
 }
 
 /**

@@ -24,7 +24,7 @@
 import { type AgentHarness, isHarnessError, type RunOutcome, type Session } from "@rein/harness";
 import type pg from "pg";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
-import { publish, type QueueNotice } from "./notices.js";
+import { noticeStream, type QueueNotice } from "./notices.js";
 import { PROMPT_QUEUE, type PromptJob, parsePromptJob, QUEUE_SCHEMA } from "./prompt-queue.js";
 
 export const REQUEST_ENTRY = "rein.request";
@@ -101,11 +101,9 @@ export async function runPromptJob(context: JobContext, job: PromptJob): Promise
 
 async function runLocked(context: JobContext, agent: Agent, job: PromptJob): Promise<JobOutcome> {
   const { harness, session } = agent;
-  let events = Promise.resolve();
+  const events = noticeStream(context.queue);
+  const send = (notice: QueueNotice) => events.send(notice);
   let current = job.requestId;
-  const send = (notice: QueueNotice) => {
-    events = events.then(() => publish(context.queue, notice)).catch(() => undefined);
-  };
   const unsubscribe = harness.subscribe((event) => {
     // Streaming deltas without the repeated partial message: followers rebuild it.
     const shown = event.type === "message_update" ? { type: event.type, delta: event.delta } : event;
@@ -137,7 +135,7 @@ async function runLocked(context: JobContext, agent: Agent, job: PromptJob): Pro
   } finally {
     context.signal.removeEventListener("abort", abort);
     unsubscribe();
-    await events;
+    await events.flushed();
   }
 }
 
