@@ -5,8 +5,9 @@
  * real PostgreSQL queue and JSONL sessions. Per shape (workers x runs in flight):
  * throughput against the ideal (runs in flight / latency), the workers' CPU per job
  * (utime + stime from /proc, the model server excluded), and RSS per idle in-flight
- * run (peak RSS while every run waits on the model, minus the ready worker's RSS,
- * over the runs in flight in that worker).
+ * run (peak RSS while every run waits on the model, minus the worker's RSS before,
+ * over the runs in flight in that worker). Each worker first runs two warm-up jobs
+ * (module loading, once per process), outside the measurement.
  *
  * Standalone: `node bench/src/concurrent-workers.mjs [--shapes 1x200,4x250] [--latency 2000]`
  * (after `tsc -b`; a shape is workers x concurrency; jobs = workers x concurrency).
@@ -81,6 +82,12 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
   );
   const store = new SessionStore(path.join(dir, ".rein/sessions"));
   const ids = [];
+  const warmups = [];
+  for (let i = 0; i < workers * 2; i++) {
+    const session = store.create({ cwd: dir });
+    warmups.push(session.id);
+    session.close();
+  }
   for (let i = 0; i < jobs; i++) {
     const session = store.create({ cwd: dir });
     ids.push(session.id);
@@ -95,7 +102,16 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
     for (let i = 0; i < workers; i++) {
       const child = spawn(
         process.execPath,
-        [REIN, "worker", "--db", url, "--poll", process.env.REIN_BENCH_POLL ?? "0.5", "--concurrency", String(concurrency)],
+        [
+          REIN,
+          "worker",
+          "--db",
+          url,
+          "--poll",
+          process.env.REIN_BENCH_POLL ?? "0.5",
+          "--concurrency",
+          String(concurrency),
+        ],
         {
           cwd: dir,
           env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "x", REIN_TRUST_PROJECT: "1" },
@@ -119,15 +135,27 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
       );
     }
     await Promise.all(ready);
+    const client = new pg.Client({ connectionString: url });
+    client.on("error", () => undefined); // the database is dropped with FORCE after a failed shape
+    await client.connect();
+    const boss = await openQueue(url, { role: "client" });
+    const completed = async () =>
+      (await client.query(`SELECT count(*)::int AS n FROM ${QUEUE_SCHEMA}.job WHERE state = 'completed'`))
+        .rows[0].n;
+    // Warm-up: the first jobs of a process load the config, plugins and provider modules
+    // (once per process); the measurement is of the steady state after them.
+    await Promise.all(warmups.map((sessionId) => submitPrompt(boss, { sessionId, prompt: "warm up" })));
+    while ((await completed()) < warmups.length) await new Promise((resolve) => setTimeout(resolve, 50));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const baseRss = children.map((c) => rssKiB(c.pid));
     const baseCpu = children.map((c) => cpuMs(c.pid));
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const boss = await openQueue(url, { role: "client" });
     const started = now();
     startedAt = started;
-    await Promise.all(ids.map((sessionId) => submitPrompt(boss, { sessionId, prompt: "go" })));
+    // In slices: a thousand sends at once would wait out the client pool's connect timeout.
+    for (let i = 0; i < ids.length; i += 50)
+      await Promise.all(
+        ids.slice(i, i + 50).map((sessionId) => submitPrompt(boss, { sessionId, prompt: "go" })),
+      );
     const submitted = (now() - started) / 1000;
     let done = 0;
     const timeline = [];
@@ -137,10 +165,7 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
       children.forEach((c, i) => {
         peakRss[i] = Math.max(peakRss[i], rssKiB(c.pid));
       });
-      const result = await client.query(
-        `SELECT count(*)::int AS n FROM ${QUEUE_SCHEMA}.job WHERE state = 'completed'`,
-      );
-      done = result.rows[0].n;
+      done = (await completed()) - warmups.length;
       const at = (now() - started) / 1000;
       if (timeline.length === 0 || at - timeline.at(-1)[0] >= 1) timeline.push([Number(at.toFixed(1)), done]);
     }
@@ -204,7 +229,7 @@ export async function benchConcurrentWorkers({
 
 export function concurrentRows({ latency, rows }) {
   return [
-    `| workers x runs in flight (model latency ${latency} ms) | runs/s (ideal) | of ideal | CPU per job | RSS per idle in-flight run | worker RSS at ready |`,
+    `| workers x runs in flight (model latency ${latency} ms) | runs/s (ideal) | of ideal | CPU per job | RSS per idle in-flight run | worker RSS before |`,
     "| --- | --- | --- | --- | --- | --- |",
     ...rows.map(
       (r) =>

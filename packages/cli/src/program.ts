@@ -212,7 +212,7 @@ export function buildProgram(
       "--lease <seconds>",
       "a worker that stops responding loses its jobs and session locks after this long (default 30, at least 10)",
     )
-    .option("--concurrency <runs>", "runs at once in this worker, each on its own session (default 1)")
+    .option("--concurrency <runs>", "runs at once in this worker, each on its own session (default 8)")
     .action((options) => run(async (g) => (await import("./commands/worker.js")).workerCommand(options, g)));
 
   program

@@ -38,6 +38,13 @@ import {
 } from "../worker/prompt-queue.js";
 import { type JobOutcome, runPromptJob } from "../worker/session-jobs.js";
 
+/**
+ * Runs at once by default: the most at which one worker still reached about 90 % of
+ * the ideal throughput against a model with a fixed 2 s latency (docs/benchmarks.md,
+ * "Concurrent runs per worker"), at about 0.5 MiB per waiting run.
+ */
+const DEFAULT_CONCURRENCY = 8;
+
 /** How long an aborted run may take to end before the worker exits without it. */
 const ABORT_SETTLE_MS = 2_000;
 /** How long stopping the queue may take (a database that is down must not hold the exit). */
@@ -96,7 +103,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   const grace = seconds(options.grace, "--grace", 30, 0);
   const poll = seconds(options.poll, "--poll", 1, 0.5);
   const lease = seconds(options.lease, "--lease", 30, 10);
-  const concurrency = seconds(options.concurrency, "--concurrency", 1, 1);
+  const concurrency = seconds(options.concurrency, "--concurrency", DEFAULT_CONCURRENCY, 1);
   if (!Number.isInteger(concurrency))
     throw usageError(`--concurrency: expected a whole number >= 1, got ${options.concurrency}`);
   const log = (line: string) =>

@@ -56,9 +56,10 @@ export async function publish(db: pg.Pool | pg.ClientBase, notices: readonly Que
   for (const notice of notices) {
     let payload = JSON.stringify(notice);
     if (Buffer.byteLength(payload) > MAX_INLINE_PAYLOAD) {
-      const { rows } = await db.query<{ id: string }>(`INSERT INTO ${TABLE} (payload) VALUES ($1) RETURNING id`, [
-        payload,
-      ]);
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO ${TABLE} (payload) VALUES ($1) RETURNING id`,
+        [payload],
+      );
       payload = JSON.stringify({ ref: rows[0]?.id });
       if (Date.now() - prunedAt > PRUNE_EVERY_MS) {
         prunedAt = Date.now();
