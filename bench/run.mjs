@@ -1,13 +1,14 @@
 /**
  * `pnpm bench`: runs every benchmark and prints one table of ratios measured
  * side by side in this run. Options:
- *   --only turns,hooks,sessions,startup,sandbox,mcp,pgsessions   run a subset
+ *   --only turns,hooks,sessions,startup,sandbox,mcp,pgsessions,workers   run a subset
  *   --scale 0.1                   shrink every size (quick check; targets then mean little; not startup)
  *   --reps turns=5,hooks=7,sessions=3,startup=5,sandbox=31,mcp=5
  *   --out file.md                 also write the report to a file
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import { benchConcurrentWorkers, workerBenchRows } from "./src/concurrent-workers.mjs";
 import { benchHooks } from "./src/hooks.mjs";
 import { benchMcp, mcpRows } from "./src/mcp.mjs";
 import { benchPgSessions, pgSessionRows } from "./src/pg-sessions.mjs";
@@ -25,7 +26,7 @@ if (typeof globalThis.gc !== "function") {
 
 const { values } = parseArgs({
   options: {
-    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp,pgsessions" },
+    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp,pgsessions,workers" },
     scale: { type: "string", default: "1" },
     reps: { type: "string", default: "" },
     out: { type: "string" },
@@ -50,6 +51,14 @@ if (only.has("pgsessions"))
 if (only.has("startup")) rows.push(...startupRows(await benchStartup({ reps: reps.startup, log })));
 if (only.has("sandbox")) rows.push(...sandboxRows(await benchSandbox({ reps: reps.sandbox, log })));
 if (only.has("mcp")) rows.push(...mcpRows(await benchMcp({ reps: reps.mcp, scale, log })));
+if (only.has("workers")) {
+  // 1 worker x 200 and 4 workers x 1,000 runs in flight (--scale shrinks the runs, not the latency).
+  const shapes = [
+    [1, Math.max(1, Math.round(200 * scale))],
+    [4, Math.max(1, Math.round(250 * scale))],
+  ];
+  rows.push(...workerBenchRows(await benchConcurrentWorkers({ shapes, latency: 2000, log })));
+}
 const seconds = (now() - started) / 1000;
 
 const missed = rows.filter((r) => r.met === "**no**").length;

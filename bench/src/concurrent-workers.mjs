@@ -238,6 +238,41 @@ export function concurrentRows({ latency, rows }) {
   ].join("\n");
 }
 
+/** The `workers` rows of `pnpm bench`: each shape against the issue's three targets. */
+export function workerBenchRows({ latency, rows }) {
+  const met = (ok) => (ok ? "yes" : "**no**");
+  return rows.flatMap((r) => {
+    const shape = `${r.workers} worker${r.workers > 1 ? "s" : ""} x ${r.concurrency} runs in flight, model ${latency} ms`;
+    const share = r.throughput / r.ideal;
+    return [
+      {
+        group: "workers",
+        name: `${shape}: throughput`,
+        measured: `${r.throughput.toFixed(1)} runs/s (ideal ${r.ideal.toFixed(0)})`,
+        ratio: `${(100 * share).toFixed(0)} %`,
+        target: ">= 90 % of ideal",
+        met: met(share >= 0.9),
+      },
+      {
+        group: "workers",
+        name: `${shape}: RSS per idle in-flight run`,
+        measured: `${(r.rssPerRunKiB / 1024).toFixed(2)} MiB`,
+        ratio: "",
+        target: "<= 1 MiB",
+        met: met(r.rssPerRunKiB <= 1024),
+      },
+      {
+        group: "workers",
+        name: `${shape}: CPU per job`,
+        measured: `${r.cpuPerJobMs.toFixed(1)} ms`,
+        ratio: "",
+        target: "<= 10 ms",
+        met: met(r.cpuPerJobMs <= 10),
+      },
+    ];
+  });
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: { shapes: { type: "string" }, latency: { type: "string" }, serve: { type: "string" } },
