@@ -6,6 +6,7 @@
  */
 import {
   AgentHarness,
+  type Durability,
   isHarnessError,
   MemoryStorage,
   Session,
@@ -50,6 +51,8 @@ export interface AgentOptions {
   streamFn?: StreamFunction;
   /** A PostgreSQL session lock's lease in ms (`rein worker --lease`; see @rein/store-postgres). */
   leaseMs?: number;
+  /** When the session reaches the disk (default `save-point`; `rein mcp serve` uses `group`). */
+  durability?: Durability;
 }
 
 export interface Agent {
@@ -110,7 +113,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     session,
     model: model.model,
     cwd: options.cwd,
-    durability: "save-point",
+    durability: options.durability ?? "save-point",
     requestOptions: model.requestOptions,
     models: model.models,
     streamFn: options.streamFn ?? perRequestSignal(model.models),
