@@ -111,7 +111,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   let lastQueueError = 0;
   const where = maskConnectionStrings(url);
   // Connections grow with the runs in flight (fetch, complete, NOTIFY), within reason.
-  const connections = Math.min(MAX_CONNECTIONS, 2 + Math.ceil(concurrency / 20));
+  const connections = Math.min(MAX_CONNECTIONS, Math.max(4, 2 + Math.ceil(concurrency / 20)));
   const boss = await usingDatabase("queue", where, () =>
     openQueue(url, {
       connections,
