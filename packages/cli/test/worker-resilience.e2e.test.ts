@@ -150,9 +150,14 @@ describe("a worker that survives production", { timeout: 180_000 }, () => {
     const busy = p.worker();
     await Promise.all([ready(idle), ready(busy)]);
     const first = await p.session();
-    const [firstRequest] = await submitAll(p.db, first, ["mark once"]);
+    // Followed: the follower loses its connection too, and says so instead of waiting forever.
+    const follow = rein(["submit", "--follow", "--session", first, "mark once"], p.dir);
     await until("the tool to be running", () => readMarks(p.dir).length > 0, 60_000);
     await restartCluster(cluster.dir);
+    const followed = await follow;
+    expect(followed.code, followed.stderr).toBe(1);
+    expect(followed.stderr).toContain("lost the queue database while following request");
+    const firstRequest = (/submitted request (\S+) /.exec(followed.stderr) as RegExpExecArray)[1];
     // Both workers live on; the request interrupted by the restart is finished exactly once.
     const second = await p.session();
     await submitAll(p.db, second, ["mark again"]);

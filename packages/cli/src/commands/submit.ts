@@ -63,7 +63,17 @@ export async function submitCommand(
   let follower: { stop(): Promise<void> } | undefined;
   try {
     if (options.follow)
-      follower = await usingDatabase("queue", where, () => followSession(url, sessionId, onNotice));
+      follower = await usingDatabase("queue", where, () =>
+        followSession(url, sessionId, onNotice, (error) => {
+          // The request goes on in the workers; only this stream of it is gone.
+          term.err.write(
+            maskConnectionStrings(
+              `rein: lost the queue database while following request ${requestId ?? ""} (${error.message}); it goes on in the workers: rein sessions show ${sessionId}\n`,
+            ),
+          );
+          ended?.("lost");
+        }),
+      );
     requestId = await usingDatabase("queue", where, () => submitPrompt(boss, { sessionId, prompt }));
   } finally {
     await closeQueue(boss);

@@ -111,9 +111,19 @@ export async function followSession(
   url: string,
   sessionId: string,
   onNotice: (notice: QueueNotice) => void,
+  /** The connection was lost before `stop()` (a database restart): no more notices will come. */
+  onLost?: (error: Error) => void,
 ): Promise<{ stop(): Promise<void> }> {
   const client = new pg.Client({ connectionString: url });
-  client.on("error", () => undefined); // a server gone mid-follow ends the stream, not the process
+  let stopped = false;
+  let lostWith: Error | undefined;
+  // A server gone mid-follow ends the stream, not the process.
+  client.on("error", (error) => {
+    lostWith ??= error;
+  });
+  client.on("end", () => {
+    if (!stopped) onLost?.(lostWith ?? new Error("the server closed the connection"));
+  });
   await client.connect();
   const channel = sessionChannel(sessionId);
   // Notices by reference are read in turn: one after a large one waits for it.
@@ -140,6 +150,7 @@ export async function followSession(
   await client.query(`LISTEN ${channel}`);
   return {
     async stop() {
+      stopped = true;
       await order;
       await client.end().catch(() => undefined);
     },
