@@ -19,6 +19,7 @@ import {
   scriptToolTurns,
   streamFns,
 } from "./faux.mjs";
+import { otelContender } from "./otel.mjs";
 
 const SESSION_ID = "bench-session";
 
@@ -144,6 +145,7 @@ export const CONTENDERS = {
     cleanup: () => assertConsumed("pi"),
   },
   ...reinContenders(),
+  reinOtel: otelContender,
 };
 
 /** Turns `CONTENDERS[id]` into an `interleave` contender for one size and variant. */

@@ -39,6 +39,19 @@ export function turnRows({ overhead, growth, turns, sizes }) {
         row(group, TURN_LABELS[id], measured, ratio, id === "reinJsonlDurable" ? { max: 1 } : undefined),
       );
     }
+    // The tracing plugin's cost: the whole per-turn time against the same harness without it.
+    if (result.reinOtel && result.reinMemory) {
+      const value = result.reinOtel.perTurn / result.reinMemory.perTurn;
+      rows.push(
+        row(
+          group,
+          "Rein + @rein/plugin-otel vs Rein in memory, per turn",
+          `${us(result.reinOtel.perTurn)} vs ${us(result.reinMemory.perTurn)} per turn`,
+          { value, text: `${x(value)} Rein in memory` },
+          { max: 1.15 },
+        ),
+      );
+    }
   }
   const [small, , large] = sizes;
   const group = `1b. Growth, flat: per-turn cost at ${sizes.join(" / ")} tool turns`;

@@ -7,7 +7,15 @@
 import { contender } from "./agents.mjs";
 import { interleave } from "./stats.mjs";
 
-const OVERHEAD_IDS = ["floor", "pi", "reinMemory", "reinJsonlDurable", "reinJsonlNone", "reinPlugins"];
+const OVERHEAD_IDS = [
+  "floor",
+  "pi",
+  "reinMemory",
+  "reinJsonlDurable",
+  "reinJsonlNone",
+  "reinPlugins",
+  "reinOtel",
+];
 const GROWTH_IDS = ["floor", "pi", "reinMemory", "reinJsonlDurable"];
 
 const perTurnUs = (ms, turns) => (ms * 1000) / (turns + 1);
@@ -76,4 +84,5 @@ export const TURN_LABELS = {
   reinJsonlDurable: 'Rein, JSONL, durability "save-point" (CLI)',
   reinJsonlNone: 'Rein, JSONL, durability "none"',
   reinPlugins: "Rein, in memory, 20 plugins x 10 hooks",
+  reinOtel: "Rein, in memory, @rein/plugin-otel exporting over OTLP/HTTP",
 };

@@ -181,4 +181,5 @@ export {
 export type { ShellCommandFacts, ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./shell/facts.js";
 export { type TextMask, type TextMasks, textMasks } from "./text-masks.js";
 export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";
+export { isTraceparent, type TraceContext, type TraceparentSource, traceContext } from "./trace-context.js";
 export { type TruncatedOutput, type TruncateOptions, truncateOutput } from "./truncate-output.js";

@@ -54,6 +54,8 @@ export interface ConnectionEvents {
 
 export interface CallOptions {
   signal: AbortSignal;
+  /** W3C trace context of the calling span, sent as `params._meta.traceparent`. */
+  traceparent?: string;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
@@ -361,7 +363,11 @@ export class ServerConnection {
     options.signal.addEventListener("abort", forward, { once: true });
     try {
       const result = (await client.callTool(
-        { name: tool, arguments: args },
+        {
+          name: tool,
+          arguments: args,
+          ...(options.traceparent !== undefined ? { _meta: { traceparent: options.traceparent } } : {}),
+        },
         {
           signal: own.signal,
           timeout: remaining,

@@ -12,7 +12,7 @@
  *   stays callable in it (its `execute` still reaches the server by MCP name).
  * - Dispose closes every server; stdio process groups are gone when it resolves.
  */
-import { type AnyAgentTool, definePlugin, protectedFiles, type Rein } from "@rein/sdk";
+import { type AnyAgentTool, definePlugin, protectedFiles, type Rein, traceContext } from "@rein/sdk";
 import { ServerConnection } from "./connection.js";
 import { describeError, isMcpToolError, McpErrorCode, type McpToolError } from "./errors.js";
 import { checkServerName, describeTransport, mcpOptionsSchema, resolveServer } from "./options.js";
@@ -131,7 +131,10 @@ export default definePlugin({
     const apply = (slot: ServerSlot) => {
       const connection = slot.connection as ServerConnection;
       try {
-        const built = buildTools(connection, { protectedFiles: protectedFiles(rein) });
+        const built = buildTools(connection, {
+          protectedFiles: protectedFiles(rein),
+          traceparentFor: (toolCallId) => traceContext(rein).traceparentFor(toolCallId),
+        });
         slot.entries = built.entries;
         slot.skipped = built.skipped;
         for (const skipped of built.skipped) log("warn", skipped.message);

@@ -57,9 +57,11 @@ function describe(server: string, tool: McpToolInfo): string {
   return `${text}\n(MCP server "${server}", tool "${tool.name}")`;
 }
 
-/** What the host offers the tools: Rein's protected files (for path arguments). */
+/** What the host offers the tools: Rein's protected files (for path arguments), the trace context. */
 export interface ToolHost {
   protectedFiles?: ProtectedFiles | undefined;
+  /** The calling span's `traceparent` for a tool call, when a tracer is loaded. */
+  traceparentFor?: (toolCallId: string) => string | undefined;
 }
 
 export function buildTools(connection: ServerConnection, host: ToolHost = {}): BuiltTools {
@@ -119,8 +121,10 @@ export function buildTools(connection: ServerConnection, host: ToolHost = {}): B
                 context.cwd,
                 guard,
               );
+        const traceparent = host.traceparentFor?.(context.toolCallId);
         const result = await connection.call(mcpName, sent, {
           signal: context.signal,
+          ...(traceparent !== undefined ? { traceparent } : {}),
           onProgress: (progress) =>
             context.update({
               content: [

@@ -1,0 +1,48 @@
+/**
+ * The telemetry worker thread: the OpenTelemetry SDK and the OTLP exporters run
+ * here, off the harness's thread. It replays the span operations the harness's
+ * thread recorded (`span-ops.ts`) and answers a shutdown with how the last flush
+ * went.
+ *
+ * Invariant: nothing here can fail a run: a failing export is reported (once per
+ * streak) as a warning message, and a malformed message is dropped.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import type { OtelOptions } from "./options.js";
+import { createPipeline } from "./pipeline.js";
+import type { FromWorker, SpanOp, ToWorker } from "./span-ops.js";
+import { PresetIds, SpanReplay } from "./span-replay.js";
+
+export interface WorkerData {
+  options: OtelOptions;
+  version: string;
+}
+
+const port = parentPort;
+if (port) {
+  const { options, version } = workerData as WorkerData;
+  const post = (message: FromWorker) => port.postMessage(message);
+  const ids = new PresetIds();
+  const pipeline = createPipeline({
+    options,
+    env: process.env,
+    version,
+    idGenerator: ids,
+    onExportFailure: (signal, error) =>
+      post({
+        type: "warn",
+        message: `cannot export ${signal} to the OTLP endpoint (${error}); runs go on, telemetry is dropped until it answers`,
+      }),
+  });
+  const replay = new SpanReplay(pipeline.tracer, pipeline.meter, ids);
+  port.on("message", (message: ToWorker) => {
+    if (typeof message === "string") {
+      replay.replay(JSON.parse(message) as SpanOp[]);
+      return;
+    }
+    if (message.type === "shutdown") {
+      replay.endAll();
+      void pipeline.shutdown().then((result) => post({ type: "stopped", ...result }));
+    }
+  });
+}

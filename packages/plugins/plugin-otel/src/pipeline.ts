@@ -1,0 +1,195 @@
+/**
+ * The export side: a private tracer provider (never the process-global one, so
+ * two harnesses in one process, or an application's own OpenTelemetry setup,
+ * never see each other's spans), batched OTLP/HTTP export of spans, and the
+ * GenAI histograms.
+ *
+ * Invariants: nothing here runs on a turn's path except starting and ending
+ * spans (in memory); a collector that is down or slow costs one warning, never a
+ * failed or delayed run; `shutdown` resolves within its bound whatever the
+ * collector does.
+ */
+import type { Meter, Tracer } from "@opentelemetry/api";
+import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
+import {
+  BatchSpanProcessor,
+  type IdGenerator,
+  type ReadableSpan,
+  type SpanExporter,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+import type { OtelOptions } from "./options.js";
+
+export interface TelemetryPipeline {
+  readonly tracer: Tracer;
+  /** Undefined when metrics are off. */
+  readonly meter: Meter | undefined;
+  /**
+   * Sends what is buffered and stops; resolves within `shutdownTimeoutMs`.
+   * `failing`: the last export had failed (and was reported) when it stopped.
+   */
+  shutdown(): Promise<{ outcome: "flushed" | "timed out" | "failed"; failing: boolean }>;
+}
+
+export interface PipelineOptions {
+  options: OtelOptions;
+  env: NodeJS.ProcessEnv;
+  version: string;
+  /** Where span ids come from (the worker presets the ids the harness's thread chose). */
+  idGenerator?: IdGenerator;
+  /** Called once, on the first export that fails (and again after one succeeded since). */
+  onExportFailure(signal: "traces" | "metrics", error: string): void;
+}
+
+const SCOPE = "@rein/plugin-otel";
+
+/** An explicit base URL wins over the environment; the exporters read the environment themselves. */
+const urlFor = (options: OtelOptions, path: "traces" | "metrics"): { url?: string } =>
+  options.endpoint === undefined ? {} : { url: `${options.endpoint.replace(/\/+$/, "")}/v1/${path}` };
+
+const headersFor = (options: OtelOptions): { headers?: Record<string, string> } =>
+  options.headers === undefined ? {} : { headers: { ...options.headers } };
+
+/**
+ * One reporter for both signals: the first failure of a run of failures is
+ * reported (a dead collector is one warning, not one per signal or batch), a
+ * success re-arms it, and nothing is reported once the pipeline has shut down.
+ */
+function failureReporter(report: PipelineOptions["onExportFailure"]) {
+  let failing = false;
+  let closed = false;
+  return {
+    observe(signal: "traces" | "metrics", result: ExportResult): void {
+      if (result.code === ExportResultCode.SUCCESS) {
+        failing = false;
+        return;
+      }
+      if (failing || closed) return;
+      failing = true;
+      report(signal, result.error?.message ?? "export failed");
+    },
+    get failing() {
+      return failing;
+    },
+    close() {
+      closed = true;
+    },
+  };
+}
+type FailureReporter = ReturnType<typeof failureReporter>;
+
+class ReportingSpanExporter implements SpanExporter {
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly failures: FailureReporter,
+  ) {}
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    this.inner.export(spans, (result) => {
+      this.failures.observe("traces", result);
+      done(result);
+    });
+  }
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+}
+
+function reportingMetricExporter(inner: PushMetricExporter, failures: FailureReporter) {
+  const wrapped: PushMetricExporter = {
+    export: (metrics, done) =>
+      inner.export(metrics, (result) => {
+        failures.observe("metrics", result);
+        done(result);
+      }),
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush(),
+    ...(inner.selectAggregationTemporality
+      ? { selectAggregationTemporality: inner.selectAggregationTemporality.bind(inner) }
+      : {}),
+    ...(inner.selectAggregation ? { selectAggregation: inner.selectAggregation.bind(inner) } : {}),
+  };
+  return wrapped;
+}
+
+export function createPipeline({
+  options,
+  env,
+  version,
+  idGenerator,
+  onExportFailure,
+}: PipelineOptions): TelemetryPipeline {
+  const resource = resourceFromAttributes({
+    "service.name": options.serviceName ?? env.OTEL_SERVICE_NAME ?? "rein",
+    "service.version": version,
+    "telemetry.sdk.language": "nodejs",
+  });
+  const common = { ...headersFor(options), timeoutMillis: options.exportTimeoutMs };
+  const failures = failureReporter(onExportFailure);
+  const spanExporter = new ReportingSpanExporter(
+    new OTLPTraceExporter({ ...urlFor(options, "traces"), ...common }),
+    failures,
+  );
+  const tracerProvider = new TracerProvider({
+    resource,
+    ...(idGenerator ? { idGenerator } : {}),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: spanExporter,
+        scheduledDelayMillis: options.batchDelayMs,
+        maxExportBatchSize: options.maxBatchSize,
+        maxQueueSize: Math.max(options.maxQueueSize, options.maxBatchSize),
+        exportTimeoutMillis: options.exportTimeoutMs,
+      }),
+    ],
+  });
+  let meterProvider: MeterProvider | undefined;
+  if (options.metrics) {
+    meterProvider = new MeterProvider({
+      resource,
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter: reportingMetricExporter(
+            new OTLPMetricExporter({ ...urlFor(options, "metrics"), ...common }),
+            failures,
+          ),
+          exportIntervalMillis: 60_000,
+          exportTimeoutMillis: options.exportTimeoutMs,
+        }),
+      ],
+    });
+  }
+
+  return {
+    tracer: tracerProvider.getTracer(SCOPE, version),
+    meter: meterProvider?.getMeter(SCOPE, version),
+    async shutdown() {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<"timed out">((resolve) => {
+        timer = setTimeout(() => resolve("timed out"), options.shutdownTimeoutMs);
+        timer.unref();
+      });
+      const stopped = Promise.all([tracerProvider.shutdown(), meterProvider?.shutdown()]).then(
+        () => "flushed" as const,
+        () => "failed" as const,
+      );
+      try {
+        const outcome = await Promise.race([stopped, bound]);
+        return { outcome, failing: failures.failing };
+      } finally {
+        clearTimeout(timer);
+        failures.close();
+      }
+    },
+  };
+}
