@@ -2,21 +2,13 @@
  * The `rein` command line. Commands load their modules lazily so `rein --version`
  * and `--help` start without loading providers or the TypeScript loader.
  */
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, Option } from "commander";
 import { addConfigFlags } from "./config/cli-flags.js";
 import { CliError } from "./errors.js";
+import { type GlobalOptions, version } from "./globals.js";
 
-export interface GlobalOptions {
-  cwd: string;
-  config?: string | undefined;
-  debug: boolean;
-}
-
-export const version = (): string =>
-  (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
-    .version;
+export type { GlobalOptions };
 
 export function buildProgram(
   run: (task: (globals: GlobalOptions) => Promise<number>) => Promise<void>,

@@ -5,7 +5,7 @@
  */
 import { type AnyAgentTool, Type } from "@rein/harness";
 import { describe, expect, it } from "vitest";
-import { argumentsFor, parseCall, primaryParameter } from "../src/commands/check-call.js";
+import { argumentsFor, parseCall, primaryParameter } from "../src/check/check-call.js";
 
 const tool = (name: string, parameters: ReturnType<typeof Type.Object>): AnyAgentTool => ({
   name,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nodeCheck } from "../src/commands/doctor-node.js";
+import { nodeCheck } from "../src/doctor/doctor-node.js";
 
 const on = (day: string) => new Date(`${day}T12:00:00Z`);
 

@@ -2,8 +2,9 @@
  * Structure rules that keep the code base navigable: no module in
  * packages/harness/src over 450 lines, and no import cycle in the workspace's
  * sources (runtime imports: relative ones, and `@rein/*` to the package's entry).
- * Type-only imports are erased at compile time and are not edges. The session
- * entry point (`@rein/harness/session`) reaches no model code.
+ * Type-only imports are erased at compile time and are not edges; a dynamic
+ * `import("...")` is one (a circle closed through a lazy import is still a
+ * circle). The session entry point (`@rein/harness/session`) reaches no model code.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -37,9 +38,9 @@ function packages(): { name: string; src: string }[] {
   });
 }
 
-/** Module specifiers a file imports at run time. */
-function runtimeImports(file: string): string[] {
-  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+/** Module specifiers a file imports at run time: static imports and re-exports, then dynamic `import()`s. */
+function runtimeImports(file: string, text = fs.readFileSync(file, "utf8")): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const specifiers: string[] = [];
   for (const statement of source.statements) {
     if (ts.isImportDeclaration(statement)) {
@@ -64,6 +65,17 @@ function runtimeImports(file: string): string[] {
       if (!typeOnly) specifiers.push((statement.moduleSpecifier as ts.StringLiteral).text);
     }
   }
+  const dynamic = (node: ts.Node): void => {
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] !== undefined &&
+      ts.isStringLiteralLike(node.arguments[0])
+    )
+      specifiers.push(node.arguments[0].text);
+    ts.forEachChild(node, dynamic);
+  };
+  dynamic(source);
   return specifiers;
 }
 
@@ -169,6 +181,16 @@ describe("structure", () => {
     visit(entry);
     expect(seen.size).toBeGreaterThan(10);
     expect([...external].sort()).toEqual(["node:crypto", "node:fs", "node:os", "node:path"]);
+  });
+
+  it("a dynamic import is an edge, a type-only import is not", () => {
+    const text = [
+      'import type { A } from "./types.js";',
+      'import { b } from "./b.js";',
+      'export async function load() { return (await import("./lazy.js")).run(); }',
+      'type C = typeof import("./erased.js");',
+    ].join("\n");
+    expect(runtimeImports("x.ts", text)).toEqual(["./b.js", "./lazy.js"]);
   });
 
   it("the cycle finder finds a cycle (the check can fail)", () => {

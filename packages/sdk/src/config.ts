@@ -3,10 +3,10 @@
  * an editor checks and completes the config; loading, resolving specifiers and
  * validating at run time are the CLI's job.
  */
-import type { AnyAgentTool, ThinkingLevel } from "@rein/harness";
+import type { AnyAgentTool } from "@rein/harness";
 import type { Static, TSchema } from "typebox";
+import type { CONFIG_TABLE, ConfigValueOf } from "./config-table.js";
 import type { AnyReinPlugin, ReinPlugin } from "./plugin.js";
-import type { ScriptStep } from "./scripted-model.js";
 
 /** A custom model (an OpenAI-compatible endpoint such as Ollama, llama.cpp server or vLLM). */
 export interface CustomModelConfig {
@@ -69,57 +69,13 @@ export type PluginEntry =
   | readonly [plugin: AnyReinPlugin, options: unknown]
   | readonly AnyAgentTool[];
 
-export interface ReinConfig {
-  /** `provider/id` from pi-ai or a custom model; or a scripted model for offline runs. */
-  model?: string | { script: ScriptStep[] };
-  models?: CustomModelConfig[];
-  /** Loaded in this order; the order is also tap order within a stage. */
-  plugins?: PluginEntry[];
-  tools?: {
-    /** The tools the model sees; default every registered tool. */
-    active?: string[];
-  };
-  session?: {
-    /** Where JSONL sessions are kept. Default `.rein/sessions`. */
-    dir?: string;
-    /** `jsonl` (default) or `postgres` (needs `url` and the @rein/store-postgres package). */
-    store?: "jsonl" | "postgres";
-    /** The PostgreSQL connection string (`postgres://...`) of `store: "postgres"`. */
-    url?: string;
-  };
-  systemPrompt?: string;
-  /**
-   * Project instructions: `AGENTS.md` (or `CLAUDE.md`) files from the project root down
-   * to the working directory, and nested ones as tools touch their folders, join the
-   * system prompt. `enabled: false` loads none. Default true.
-   */
-  instructions?: { enabled?: boolean };
-  thinkingLevel?: ThinkingLevel;
-  /** Automatic compaction: `enabled` (default true), `reserveTokens` (16 384), `keepRecentTokens` (20 000). */
-  compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
-  /**
-   * `rein mcp serve`: `hideDenied` leaves tools the gates deny outright out of `tools/list`;
-   * `allowedOrigins` (`scheme://host[:port]`) are browser origins `--http` accepts besides loopback ones.
-   */
-  mcpServe?: { hideDenied?: boolean; allowedOrigins?: string[] };
-  /**
-   * Retry of transient model errors (the only retry: provider clients' own retries
-   * are off): `enabled` (default true), `maxAttempts` (4, the first call
-   * included), `baseDelayMs` (2 000, doubled per retry), `maxDelayMs` (60 000).
-   */
-  retry?: { enabled?: boolean; maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
-  /**
-   * What tool decisions record: `trail: true` keeps every tap's answer on each
-   * persisted decision (`rein sessions show` and the export display it). Default off.
-   */
-  decisions?: { trail?: boolean };
-  /**
-   * Durable approvals: with `park: true` an `ask` nobody can answer (no terminal) parks
-   * the run (exit code 4) instead of denying the call; answer it later with
-   * `rein approvals approve|deny <id>` and continue with `rein run --session <id> --resume`.
-   */
-  approvals?: { park?: boolean };
-}
+/**
+ * `rein.config.ts`'s shape: one optional field per key of the config table
+ * (config-table.ts), typed and documented there.
+ */
+export type ReinConfig = {
+  -readonly [K in keyof typeof CONFIG_TABLE]?: ConfigValueOf<(typeof CONFIG_TABLE)[K]>;
+};
 
 /** Returns `config` unchanged; typed for `rein.config.ts`. */
 export function defineConfig(config: ReinConfig): ReinConfig {

@@ -80,7 +80,7 @@ export {
 export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
-export { closestName } from "./closest-name.js";
+export { allowedEdits, closestName, closestNames, editDistance } from "./closest-name.js";
 export {
   type CustomModelConfig,
   defineConfig,
@@ -90,6 +90,14 @@ export {
   plugin,
   type ReinConfig,
 } from "./config.js";
+export {
+  CONFIG_KEYS,
+  CONFIG_TABLE,
+  type ConfigKeyName,
+  type ConfigKeySpec,
+  CUSTOM_MODEL_APIS,
+  type MergeRule,
+} from "./config-table.js";
 export {
   cleanupFailures,
   duplicatePlugin,

@@ -22,6 +22,7 @@ import { type ResolvedModel, resolveModel } from "../config/resolve-model.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
 import { whereWritten } from "../config/value-origin.js";
 import { CliError, configError, sessionInUse, sessionNotFound } from "../errors.js";
+import { harnessOptions } from "./config-wiring.js";
 import { type ProjectInstructions, projectInstructions } from "./project-instructions.js";
 import { perRequestSignal } from "./request-signal.js";
 import { scriptRepliesGiven } from "./script-resume.js";
@@ -117,12 +118,9 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     requestOptions: model.requestOptions,
     models: model.models,
     streamFn: options.streamFn ?? perRequestSignal(model.models),
-    ...(config.retry !== undefined ? { retry: config.retry } : {}),
     systemPrompt: instructions.systemPrompt,
-    ...(config.thinkingLevel !== undefined ? { thinkingLevel: config.thinkingLevel } : {}),
-    ...(config.compaction !== undefined ? { compaction: config.compaction } : {}),
-    ...(config.decisions !== undefined ? { decisions: config.decisions } : {}),
-    ...(config.approvals?.park === true ? { onUnanswered: "park" as const } : {}),
+    // retry, thinkingLevel, compaction, decisions, approvals: as the config wiring says.
+    ...harnessOptions(config),
   });
   // Rein's own config (every layer, the local one even before it exists: grants go
   // there) and plugin code are out of the file tools' reach (security invariant 4).

@@ -40,8 +40,15 @@ export function liveReload(
         term.err.write(
           `${c.green("↻ reloaded")}: ${report.plugins.length} plugin${report.plugins.length === 1 ? "" : "s"} (${report.plugins.join(", ") || "none"}), ${report.tools} tool${report.tools === 1 ? "" : "s"}\n`,
         );
-        if (report.modelChanged)
-          term.err.write(c.yellow("  the model changed in the config: restart to use it\n"));
+        for (const { key, reason } of report.restart) {
+          term.err.write(
+            c.yellow(
+              key === "model"
+                ? "  the model changed in the config: restart to use it\n"
+                : `  ${key} changed in the config: restart to use it (${reason})\n`,
+            ),
+          );
+        }
       } catch (error) {
         term.err.write(
           `${c.red("✗ reload failed")}: ${(error as Error).message}\n  kept the previous plugins\n`,

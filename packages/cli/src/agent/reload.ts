@@ -5,23 +5,28 @@
  * Invariants: a reload only happens while the harness is idle; the edited config
  * and plugins are first loaded into a scratch harness, so a broken edit is
  * reported and the running stack is kept as it was (never left without its
- * policies); the model is not swapped (a changed `model` is reported: restart to
- * use it). Modules are re-evaluated (jiti `moduleCache: false`).
+ * policies); every other config key is applied or, when it changed, reported as
+ * needing a restart, as its entry in the config wiring (config-wiring.ts) says
+ * (the model is not swapped: restart to use it). Modules are re-evaluated (jiti
+ * `moduleCache: false`).
  */
 import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
-import { loadPlugins, type ReinConfig } from "@rein/sdk";
+import { type ConfigKeyName, loadPlugins, type ReinConfig } from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
 import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
 import { whereWritten } from "../config/value-origin.js";
 import { configError, usageError } from "../errors.js";
 import type { Agent } from "./build-agent.js";
+import { CONFIG_WIRING, type KeyWiring } from "./config-wiring.js";
 
 export interface ReloadReport {
   plugins: string[];
   tools: number;
   /** The config now names another model than the one running (not swapped). */
   modelChanged: boolean;
+  /** Keys that changed but are not applied by a reload, each with the reason. */
+  restart: { key: ConfigKeyName; reason: string }[];
 }
 
 export async function reloadAgent(
@@ -74,18 +79,42 @@ export async function reloadAgent(
     }
     throw pluginLoadError(loaded, plugins, error);
   }
-  harness.setActiveTools(active);
-  // The system prompt stays the instructions' function (AGENTS.md); only its base changes.
-  if (loaded.config.systemPrompt !== undefined) agent.instructions.base = loaded.config.systemPrompt;
-  if (loaded.config.thinkingLevel !== undefined) harness.setThinkingLevel(loaded.config.thinkingLevel);
-  if (loaded.config.compaction !== undefined) harness.setCompactionSettings(loaded.config.compaction);
-  const configured = loaded.config.model;
-  const running = agent.loaded.config.model;
+  const restart = await applyConfig(agent, loaded.config);
   agent.loaded = loaded;
   agent.plugins = plugins;
   return {
     plugins: agent.host.plugins.map((p) => p.name),
     tools: harness.tools.length,
-    modelChanged: JSON.stringify(configured) !== JSON.stringify(running),
+    modelChanged: restart.some((change) => change.key === "model"),
+    restart,
   };
+}
+
+/**
+ * Applies each key of `next` that differs from the running config by its wiring;
+ * returns the changed keys that need a restart. The active tools are set again
+ * every time: the reloaded plugins may have changed the tool registry.
+ */
+async function applyConfig(agent: Agent, next: ReinConfig): Promise<ReloadReport["restart"]> {
+  const running = agent.loaded.config;
+  const restart: ReloadReport["restart"] = [];
+  const defaults = new AgentHarness({
+    session: Session.create(new MemoryStorage()),
+    model: agent.harness.model,
+    recover: false,
+  });
+  try {
+    for (const [key, wiring] of Object.entries(CONFIG_WIRING) as [
+      ConfigKeyName,
+      KeyWiring<ConfigKeyName>,
+    ][]) {
+      const changed = JSON.stringify(next[key]) !== JSON.stringify(running[key]);
+      if (!changed && key !== "tools") continue;
+      if ("restart" in wiring.reload) restart.push({ key, reason: wiring.reload.restart });
+      else wiring.reload.live(next[key] as never, { agent, defaults });
+    }
+  } finally {
+    await defaults.close(1_000);
+  }
+  return restart;
 }

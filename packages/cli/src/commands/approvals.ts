@@ -16,7 +16,7 @@ import { type Approval, approvalsOf, isHarnessError, resolveApproval, type Sessi
 import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { approvalRefused, CliError, ExitCode, sessionInUse, sessionNotFound } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { shorten, terminal } from "../ui/terminal.js";
 
 export interface ListOptions {

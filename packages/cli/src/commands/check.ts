@@ -13,16 +13,15 @@
  * failed, 78 config / plugin / model.
  */
 import { readFileSync } from "node:fs";
-import { type DecisionStep, isHarnessError, type ToolCallFacts } from "@rein/harness";
-import { evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
+import { type DecisionStep, isHarnessError } from "@rein/harness";
+import { closestNames, evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
-import { closestNames } from "../config/closest-names.js";
+import { argumentsFor, type CheckInput, parseCall, primaryParameter } from "../check/check-call.js";
+import { type CheckReport, renderCheck } from "../check/check-report.js";
 import { CliError, runFailed, usageError, withExitCode } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { reserveStdout } from "../ui/json-stdout.js";
 import { terminal } from "../ui/terminal.js";
-import { argumentsFor, type CheckInput, parseCall, primaryParameter } from "./check-call.js";
-import { renderCheck } from "./check-report.js";
 
 export const CheckExit = { allow: 0, deny: 1, ask: 2, usage: 64, failed: 70, config: 78 } as const;
 
@@ -32,34 +31,6 @@ export interface CheckOptions {
 }
 
 /** What `rein check --json` prints (one document); pinned by a test. */
-export interface CheckReport {
-  tool: { name: string; risk: string | null; owner: string | null; active: boolean; primary: string | null };
-  /** The arguments as given (the shorthand's text in the primary parameter). */
-  input: Record<string, unknown>;
-  decision: "allow" | "deny" | "ask";
-  by: string;
-  reason: string;
-  askedBy?: string;
-  /** The arguments after `toolCall` rewrites: what the gates saw and the tool would get. */
-  args: Record<string, unknown>;
-  /**
-   * Every tap that ran, in order. Gate taps after the deciding deny are asked
-   * too (explain mode): their steps carry `consulted: false` and never count.
-   */
-  trail: DecisionStep[];
-  /**
-   * `toolGate` taps a run would not consult: a deny came first (they are in the
-   * trail as `consulted: false`) or the call was refused before the gate (they
-   * did not run at all).
-   */
-  notConsulted: string[];
-  /** What the tool's `inspect` resolved: canonical `paths`, a parsed `command`. */
-  facts: Readonly<ToolCallFacts>;
-  /** For an ask: who asks, why, and the `permissionAsk` taps it goes to; `answered` when they ran. */
-  ask: { by: string; reason: string; taps: string[]; answered: boolean } | null;
-  exitCode: number;
-}
-
 /** Config, plugin and model problems, and everything else unexpected, as check's own exit codes. */
 function rescoped(error: unknown): Error {
   if (error instanceof CliError) {

@@ -10,8 +10,9 @@ import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { LAYER_ORDER, type LayerName, type OriginLeaf, originLeaves } from "../config/merge-config.js";
 import { type ResolvedEntry, resolvePlugins } from "../config/resolve-plugins.js";
+import { CONFIG_OPTIONS } from "../config/validate-config.js";
 import { ExitCode } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { terminal } from "../ui/terminal.js";
 
 export interface ConfigOptions extends ConfigFlags {
@@ -36,7 +37,9 @@ export async function configCommand(options: ConfigOptions, globals: GlobalOptio
   });
   const plugins = (await resolvePlugins(loaded)).map(pluginView);
   const { plugins: _all, ...rest } = loaded.config;
-  const leaves = originLeaves(rest, loaded.origins);
+  // In the config table's order, whatever order the layers wrote them in.
+  const rank = (leaf: OriginLeaf) => CONFIG_OPTIONS.indexOf(leaf.path.split(/[.[]/)[0] as string);
+  const leaves = originLeaves(rest, loaded.origins).sort((a, b) => rank(a) - rank(b));
   const fileOf = (layer: LayerName) =>
     layer === "flags" ? FLAG_FILE : (loaded.layers.find((l) => l.name === layer)?.file ?? "");
   const layers = layerTable(loaded);

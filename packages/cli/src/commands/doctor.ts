@@ -7,12 +7,12 @@ import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { cacheDir } from "../config/module-loader.js";
 import { resolveModel } from "../config/resolve-model.js";
 import type { ResolvedEntry } from "../config/resolve-plugins.js";
+import { nodeCheck } from "../doctor/doctor-node.js";
+import { sandboxDoctorCheck } from "../doctor/doctor-sandbox.js";
 import { ExitCode } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
+import { describeServer, mcpServers } from "../mcp/mcp-status.js";
 import { terminal } from "../ui/terminal.js";
-import { nodeCheck } from "./doctor-node.js";
-import { sandboxDoctorCheck } from "./doctor-sandbox.js";
-import { describeServer, mcpServers } from "./mcp-status.js";
 
 interface Check {
   name: string;

@@ -2,11 +2,11 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Session } from "@rein/harness";
+import { openReadOnly } from "../agent/session-access.js";
 import { ExitCode } from "../errors.js";
 import { sessionHtml } from "../export/html.js";
 import { sessionMarkdown } from "../export/markdown.js";
-import type { GlobalOptions } from "../program.js";
-import { openReadOnly } from "./session-access.js";
+import type { GlobalOptions } from "../globals.js";
 
 export async function exportSession(
   id: string,

@@ -9,7 +9,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
 import { ExitCode, usageError } from "../errors.js";
-import { type GlobalOptions, version } from "../program.js";
+import { type GlobalOptions, version } from "../globals.js";
 import { packageScaffold } from "../scaffold/package-scaffold.js";
 import { PROJECT_TSCONFIG, projectPackageJson } from "../scaffold/project-scaffold.js";
 import { TRUST_ENV } from "../trust/project-trust.js";

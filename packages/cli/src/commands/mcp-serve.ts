@@ -17,9 +17,9 @@ import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/s
 import { buildAgent } from "../agent/build-agent.js";
 import { type WrittenAt, whereWritten } from "../config/value-origin.js";
 import { configError, ExitCode, usageError } from "../errors.js";
-import { type GlobalOptions, version } from "../program.js";
-import { ToolGateway } from "./mcp-gateway.js";
-import { normalOrigin } from "./mcp-origin.js";
+import { type GlobalOptions, version } from "../globals.js";
+import { ToolGateway } from "../mcp/mcp-gateway.js";
+import { normalOrigin } from "../mcp/mcp-origin.js";
 
 export interface McpServeOptions {
   http?: string;
@@ -183,7 +183,7 @@ export async function mcpServeCommand(options: McpServeOptions, globals: GlobalO
       process.stdin.once("end", () => stop());
       process.stdin.once("close", () => stop());
     } else {
-      const { serveHttp } = await import("./mcp-http.js");
+      const { serveHttp } = await import("../mcp/mcp-http.js");
       const http = await serveHttp({
         port,
         host: "127.0.0.1",

@@ -7,7 +7,7 @@ import { loadConfig } from "../config/load-config.js";
 import { modelCollection } from "../config/model-catalog.js";
 import { keyVariable } from "../config/resolve-model.js";
 import { ExitCode, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { terminal } from "../ui/terminal.js";
 
 interface Row {

@@ -2,7 +2,7 @@
 import { inspectionAgent } from "../agent/build-agent.js";
 import { displayName } from "../agent/plugin-failure.js";
 import { ExitCode } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { reserveStdout } from "../ui/json-stdout.js";
 import { terminal } from "../ui/terminal.js";
 

@@ -14,11 +14,12 @@
 import type { DecisionRecord, SessionHeader } from "@rein/harness";
 import { evaluateToolCall } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
+import { openReadOnly } from "../agent/session-access.js";
 import { sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
 import { type DecisionStep, trailOf } from "../export/decision-step.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { coverageOf, coverageText, type ReplayedSession } from "../replay/coverage.js";
 import {
   type RecordedCall,
@@ -31,7 +32,6 @@ import {
 import { replayWithState } from "../replay/stateful.js";
 import { reserveStdout } from "../ui/json-stdout.js";
 import { shorten, terminal } from "../ui/terminal.js";
-import { openReadOnly } from "./session-access.js";
 
 export interface ReplayLine {
   index: number;

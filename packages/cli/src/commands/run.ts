@@ -10,17 +10,17 @@ import type { ReinConfig, ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
 import { parseTemplateCall, recordTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
+import { chatLoop } from "../chat/chat.js";
 import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { ExitCode, runFailed, sessionParked, usageError } from "../errors.js";
+import type { GlobalOptions } from "../globals.js";
 import { type Checked, checkedRun, loadOutputSchema, type OutputSchema } from "../output/output-schema.js";
-import type { GlobalOptions } from "../program.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { attachRenderer } from "../ui/run-renderer.js";
 import { type Terminal, terminal } from "../ui/terminal.js";
 import { lastLine, resumeHint } from "../ui/usage-line.js";
 import { type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
-import { chatLoop } from "./chat.js";
 
 export interface RunOptions extends ConfigFlags {
   json?: boolean;

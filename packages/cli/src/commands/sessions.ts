@@ -2,15 +2,16 @@
 
 import { resolve } from "node:path";
 import type { Session, SessionSummary } from "@rein/harness";
+import { openReadOnly } from "../agent/session-access.js";
 import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound } from "../errors.js";
-import { describeEntry, entryTree, type TreeNode, transcript } from "../export/transcript.js";
-import type { GlobalOptions } from "../program.js";
+import { transcript } from "../export/transcript.js";
+import type { GlobalOptions } from "../globals.js";
 import { trailLines } from "../ui/decision-trail.js";
+import { drawTree } from "../ui/session-tree.js";
 import { shorten, terminal } from "../ui/terminal.js";
 import { formatUsage, sessionUsage, type UsageTotals } from "../usage/usage-totals.js";
-import { openReadOnly } from "./session-access.js";
 
 export async function listSessions(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
@@ -97,36 +98,6 @@ export async function showSession(
   } finally {
     session.close();
   }
-}
-
-/** Draws the tree; a chain continues at the same depth, a fork indents its branches. */
-export function drawTree(session: Session, colors = terminal().co): string[] {
-  const lines: string[] = [];
-  const leaf = session.leafId;
-  const draw = (node: TreeNode, prefix: string, connector: string, childPrefix: string) => {
-    let current: TreeNode | undefined = node;
-    let first = true;
-    while (current) {
-      const label = session.labelOf(current.entry.id);
-      const marks = `${label ? ` ${colors.yellow(`[${label}]`)}` : ""}${current.entry.id === leaf ? ` ${colors.green("◀ leaf")}` : ""}`;
-      const lead = first ? `${prefix}${connector}` : `${childPrefix}`;
-      lines.push(
-        `${lead}${colors.dim(current.entry.id)} ${shorten(describeEntry(current.entry), 70)}${marks}`,
-      );
-      first = false;
-      if (current.children.length === 1) {
-        current = current.children[0];
-        continue;
-      }
-      current.children.forEach((child, index) => {
-        const last = index === (current as TreeNode).children.length - 1;
-        draw(child, childPrefix, last ? "└─ " : "├─ ", `${childPrefix}${last ? "   " : "│  "}`);
-      });
-      current = undefined;
-    }
-  };
-  for (const root of entryTree(session)) draw(root, "", "", "");
-  return lines;
 }
 
 export async function treeSession(id: string, globals: GlobalOptions): Promise<number> {

@@ -10,7 +10,7 @@ import { usingDatabase } from "../agent/database-errors.js";
 import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { CliError, ExitCode, sessionNotFound, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { terminal } from "../ui/terminal.js";
 import { followSession, type QueueNotice } from "../worker/notices.js";
 import { closeQueue, openQueue, submitPrompt } from "../worker/prompt-queue.js";

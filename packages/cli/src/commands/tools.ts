@@ -1,11 +1,11 @@
 /** `rein tools`: every registered tool, its risk, parameter schema and whether it is active. */
 import { inspectionAgent } from "../agent/build-agent.js";
 import { ExitCode } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
+import { describeServer, mcpServers } from "../mcp/mcp-status.js";
 import { type JsonOut, reserveStdout } from "../ui/json-stdout.js";
 import { schemaType } from "../ui/schema-type.js";
 import { terminal } from "../ui/terminal.js";
-import { describeServer, mcpServers } from "./mcp-status.js";
 
 export async function toolsCommand(options: { json?: boolean }, globals: GlobalOptions): Promise<number> {
   // Reserved before plugins load: their console output goes to stderr, stdout stays one JSON document.

@@ -14,7 +14,7 @@ import { localConfigFile } from "../config/layers.js";
 import { loadConfig } from "../config/load-config.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
 import { ExitCode, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { changesSince, entryFiles, TRUST_ENV } from "../trust/project-trust.js";
 import { askOnTerminal } from "../trust/trust-prompt.js";
 import { readTrust, trustFile } from "../trust/trust-store.js";

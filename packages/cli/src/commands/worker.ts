@@ -26,7 +26,7 @@ import { usingDatabase } from "../agent/database-errors.js";
 import { sessionBackend } from "../agent/session-backend.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { installNotices } from "../worker/notices.js";
 import {
   moveLegacyJobs,

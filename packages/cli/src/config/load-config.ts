@@ -175,7 +175,7 @@ async function readConfigFile(
     }
     const named = Object.keys(namespace).filter((key) => key !== "__esModule");
     // `module.exports = { model, ... }` arrives as the namespace itself; anything else needs a default export.
-    const commonJsConfig = named.every((key) => (CONFIG_OPTIONS as readonly string[]).includes(key));
+    const commonJsConfig = named.every((key) => CONFIG_OPTIONS.includes(key));
     if (!("default" in namespace) && !commonJsConfig) {
       throw configError(
         `no default export${named.length > 0 ? ` (found ${named.map((n) => `"${n}"`).join(", ")})` : ""}`,

@@ -8,10 +8,12 @@
  *   is never dropped, whatever a lower layer allows); the higher layer's items
  *   come first so its rule is the one reported among equals;
  * - a few values are whole units, replaced and never merged (`REPLACED`): the
- *   model (a script is not a list to pool), and `tools.active` (pooling the lists
- *   would let a lower layer re-activate a tool a higher one left out);
+ *   config table's `merge: "replace"` keys (the model: a script is not a list to
+ *   pool) and `replaced` sub-keys (`tools.active`: pooling the lists would let a
+ *   lower layer re-activate a tool a higher one left out);
  * - values that are not plain data (plugin objects, functions) are replaced whole.
  */
+import { CONFIG_KEYS, CONFIG_TABLE, type ConfigKeySpec } from "@rein/sdk";
 
 export type LayerName = "user" | "project" | "local" | "flags" | "managed";
 
@@ -21,8 +23,16 @@ export const LAYER_ORDER: readonly LayerName[] = ["user", "project", "local", "f
 /** Where each part of a merged value came from: a layer for a leaf, else the same shape as the value. */
 export type OriginTree = LayerName | OriginTree[] | { [key: string]: OriginTree };
 
-/** Paths (dot-joined keys) replaced whole, never merged. */
-const REPLACED = new Set(["model", "tools.active", "systemPrompt"]);
+/** Paths (dot-joined keys) replaced whole, never merged: from the config table. */
+const REPLACED = new Set(
+  CONFIG_KEYS.flatMap((key) => {
+    const spec: ConfigKeySpec = CONFIG_TABLE[key];
+    return [
+      ...(spec.merge === "replace" ? [key] : []),
+      ...(spec.replaced ?? []).map((sub) => `${key}.${sub}`),
+    ];
+  }),
+);
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;

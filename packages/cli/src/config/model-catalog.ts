@@ -15,7 +15,9 @@ import {
   type ProviderStreams,
 } from "@earendil-works/pi-ai";
 import { loadBuiltinProvider, reinIdentity } from "@rein/harness";
-import type { CustomModelApi } from "./custom-model-apis.js";
+import type { CUSTOM_MODEL_APIS } from "@rein/sdk";
+
+type CustomModelApi = (typeof CUSTOM_MODEL_APIS)[number];
 
 /** A collection with Rein's identity, holding `providers`. */
 export function modelCollection(...providers: Provider[]): MutableModels {

@@ -8,7 +8,7 @@
  * the error path: it loads the whole catalogue, which a run never does.
  */
 import { builtinProviders } from "@earendil-works/pi-ai/providers/all";
-import { allowedEdits, editDistance } from "./closest-names.js";
+import { allowedEdits, editDistance } from "@rein/sdk";
 import { modelCollection } from "./model-catalog.js";
 
 interface Known {

@@ -36,7 +36,7 @@ import {
 } from "@rein/harness";
 import { Type } from "typebox";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
 import { GRANT_ENTRY_TYPE, type RecordedRun, type RecordedSession, wasAsked } from "./recorded.js";
 
 export interface ReplayedDecision {

@@ -22,7 +22,9 @@ export type ConfigKey =
   | "queueModes"
   | "defaultToolVerdict"
   | "compaction"
-  | "retry";
+  | "retry"
+  | "onUnanswered"
+  | "decisions";
 
 /** One streaming step of an assistant message (pi-ai's event, without the repeated partial). */
 export interface StreamDelta {

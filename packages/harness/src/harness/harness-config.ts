@@ -22,7 +22,7 @@ import {
   validateActiveTools,
 } from "./live-config.js";
 import type { QueueModes } from "./message-queues.js";
-import { checkModel, checkOption } from "./options.js";
+import { checkModel, checkOption, type DecisionOptions } from "./options.js";
 import type { SessionWriter } from "./session-writer.js";
 
 export abstract class HarnessConfig {
@@ -143,6 +143,28 @@ export abstract class HarnessConfig {
     checkOption("retry", settings, "setRetrySettings");
     this.retryValue = resolveRetrySettings(this.retryValue, settings);
     this.configChanged("retry");
+  }
+
+  /** What an `ask` no `permissionAsk` tap answers becomes: `deny`, or `park` (durable approvals). */
+  get onUnanswered(): "deny" | "park" {
+    return this.config.onUnanswered;
+  }
+  /** Changes it from the next unanswered `ask` on. */
+  setOnUnanswered(mode: "deny" | "park"): void {
+    checkOption("onUnanswered", mode, "setOnUnanswered");
+    this.config.onUnanswered = mode;
+    this.configChanged("onUnanswered");
+  }
+
+  /** What tool decisions record (`trail`: every tap's step). */
+  get decisions(): Readonly<Required<DecisionOptions>> {
+    return { trail: this.config.decisionTrail };
+  }
+  /** Changes it from the next tool decision on. */
+  setDecisions(decisions: DecisionOptions): void {
+    checkOption("decisions", decisions, "setDecisions");
+    this.config.decisionTrail = decisions.trail === true;
+    this.configChanged("decisions");
   }
 
   protected retryPolicy(): RetryPolicy | undefined {

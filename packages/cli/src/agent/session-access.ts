@@ -2,10 +2,10 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { JsonlStorage, Session } from "@rein/harness";
-import { sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { sessionNotFound } from "../errors.js";
-import type { GlobalOptions } from "../program.js";
+import type { GlobalOptions } from "../globals.js";
+import { sessionBackend } from "./session-backend.js";
 
 export async function openReadOnly(idOrPath: string, globals: GlobalOptions): Promise<Session> {
   let file: string;

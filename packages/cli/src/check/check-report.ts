@@ -4,10 +4,38 @@
  * `permissionAsk` is asked, and the result. stdout carries all of it (it is the
  * answer); colours only on a terminal.
  */
-import type { ToolCallFacts } from "@rein/harness";
+import type { DecisionStep, ToolCallFacts } from "@rein/harness";
 import { stepLine } from "../ui/decision-trail.js";
 import { shorten, type Terminal } from "../ui/terminal.js";
-import type { CheckReport } from "./check.js";
+
+/** What `rein check` found about one call: printed by renderCheck, or as JSON. */
+export interface CheckReport {
+  tool: { name: string; risk: string | null; owner: string | null; active: boolean; primary: string | null };
+  /** The arguments as given (the shorthand's text in the primary parameter). */
+  input: Record<string, unknown>;
+  decision: "allow" | "deny" | "ask";
+  by: string;
+  reason: string;
+  askedBy?: string;
+  /** The arguments after `toolCall` rewrites: what the gates saw and the tool would get. */
+  args: Record<string, unknown>;
+  /**
+   * Every tap that ran, in order. Gate taps after the deciding deny are asked
+   * too (explain mode): their steps carry `consulted: false` and never count.
+   */
+  trail: DecisionStep[];
+  /**
+   * `toolGate` taps a run would not consult: a deny came first (they are in the
+   * trail as `consulted: false`) or the call was refused before the gate (they
+   * did not run at all).
+   */
+  notConsulted: string[];
+  /** What the tool's `inspect` resolved: canonical `paths`, a parsed `command`. */
+  facts: Readonly<ToolCallFacts>;
+  /** For an ask: who asks, why, and the `permissionAsk` taps it goes to; `answered` when they ran. */
+  ask: { by: string; reason: string; taps: string[]; answered: boolean } | null;
+  exitCode: number;
+}
 
 export function renderCheck(report: CheckReport, term: Terminal): void {
   const { co } = term;

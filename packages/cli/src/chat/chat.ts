@@ -20,10 +20,10 @@ import {
   templateNames,
 } from "../agent/prompt-templates.js";
 import { ExitCode } from "../errors.js";
+import { drawTree } from "../ui/session-tree.js";
 import type { Terminal } from "../ui/terminal.js";
 import { lastLine, resumeHint } from "../ui/usage-line.js";
 import { formatUsage, type UsageMark, usageMark, usageReport } from "../usage/usage-totals.js";
-import { drawTree } from "./sessions.js";
 
 const HELP = `/compact [instructions]   summarise older turns to free context
 /tree                      draw the session tree (labels, ◀ leaf)

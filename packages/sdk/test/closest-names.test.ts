@@ -1,9 +1,9 @@
 /**
- * "Did you mean" offers only plausible matches (closest-names.ts): a few edits,
+ * "Did you mean" offers only plausible matches (closest-name.ts, the one "did you mean" of every package): a few edits,
  * scaled to the name's length, case-insensitive, closest first.
  */
 import { describe, expect, it } from "vitest";
-import { closestNames, editDistance } from "../src/config/closest-names.js";
+import { closestNames, editDistance } from "../src/closest-name.js";
 
 describe("closestNames", () => {
   it("finds a typo, closest first, at most `limit`", () => {
