@@ -263,6 +263,10 @@ export function buildProgram(
     )
     .option("--arg <key=value>", "an argument: key=value (string) or key:=json; repeatable", collect, [])
     .option("--json", "the decision and its trail as one JSON document")
+    .option(
+      "--as-child <agent>",
+      "decide as a child agent started by this agent config (@rein/tools-task's agents; default: none)",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 allow, 1 deny, 2 ask (not answered: no terminal or --json),\n64 usage, 70 the stack failed on the call, 78 config, plugin or model errors.",

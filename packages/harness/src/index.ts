@@ -9,6 +9,9 @@
 
 export type { ImageContent, TextContent } from "@earendil-works/pi-ai";
 export { type Static, type TSchema, Type } from "typebox";
+export { agentOf, recoverChildren, type StartChildOptions, startChild } from "./children/child-agents.js";
+export { childSessionFiles } from "./children/child-sessions.js";
+export type { ChildAgentOptions } from "./children/start-child.js";
 export type { CompactionSettings } from "./compaction/compaction-settings.js";
 export { maskConnectionStrings } from "./connection-strings.js";
 export {
@@ -19,6 +22,7 @@ export {
   isHarnessError,
 } from "./errors.js";
 export type {
+  ChildEventAgent,
   CompactionReason,
   ConfigKey,
   EventListener,
@@ -69,6 +73,7 @@ export {
   Stage,
 } from "./hooks/hook-table.js";
 export type {
+  AgentInfo,
   AttributedVerdict,
   BeforeRunPayload,
   BranchRequest,
@@ -153,6 +158,7 @@ export {
   type SessionEntryType,
   type SessionHeader,
   type SessionInfoEntry,
+  type SessionParent,
   type SessionStorage,
   SessionStore,
   type SessionSummary,

@@ -16,6 +16,7 @@ import {
   type AgentHarness,
   type AnyAgentTool,
   type AttributedVerdict,
+  agentOf,
   type DecisionStep,
   decideToolCall,
   type ToolCallFacts,
@@ -111,6 +112,11 @@ function placeholderTool(name: string, risk: ToolRisk | undefined): AnyAgentTool
   return tool;
 }
 
+const agentPathOf = (harness: AgentHarness) => {
+  const agent = agentOf(harness);
+  return agent === undefined ? {} : { agentPath: agent.path };
+};
+
 export async function evaluateToolCall(
   target: HarnessLike,
   probe: ToolCallProbe,
@@ -157,6 +163,8 @@ export async function evaluateToolCall(
       contextFor: (info) => harness.toolHookContext(signal, info),
       emit: async () => undefined, // an evaluation is not a fact: no events
       place: { cwd: harness.cwd, sessionId: harness.sessionId },
+      // A child agent's decisions name it, as in its runs.
+      ...agentPathOf(harness),
     },
     call,
     tool,
@@ -184,7 +192,10 @@ export async function evaluateToolCall(
   if (decided.decision?.unanswered) evaluation.unanswered = true;
   // With `skipPermission`, an ask stops at the gate: report it as the gate said.
   if (options.skipPermission && decided.gate?.decision === "ask") {
-    Object.assign(evaluation, { decision: "ask", by: decided.gate.by, reason: decided.gate.reason });
+    // In a child agent, named as its records are (the gate's own verdict stays plain).
+    const agent = agentOf(harness);
+    const by = agent === undefined ? decided.gate.by : `${decided.gate.by} in ${agent.path}`;
+    Object.assign(evaluation, { decision: "ask", by, reason: decided.gate.reason });
   }
   return evaluation;
 }

@@ -7,18 +7,23 @@
  */
 import type { AgentHarness } from "@rein/harness";
 
-const harnessOfRein = new WeakMap<object, AgentHarness>();
+const harnessOfRein_ = new WeakMap<object, AgentHarness>();
 const services = new WeakMap<AgentHarness, Map<symbol, unknown>>();
 
 /** Called by the plugin host for every `rein` object it creates. */
 export function bindRein(rein: object, harness: AgentHarness): void {
-  harnessOfRein.set(rein, harness);
+  harnessOfRein_.set(rein, harness);
+}
+
+/** The harness the plugin host bound a `rein` object to, if any. */
+export function harnessOfRein(rein: object): AgentHarness | undefined {
+  return harnessOfRein_.get(rein);
 }
 
 /** The harness a `rein` object (or a harness itself) belongs to. */
 function harnessOf(owner: object): AgentHarness | undefined {
   return (
-    harnessOfRein.get(owner) ?? (services.has(owner as AgentHarness) ? (owner as AgentHarness) : undefined)
+    harnessOfRein_.get(owner) ?? (services.has(owner as AgentHarness) ? (owner as AgentHarness) : undefined)
   );
 }
 

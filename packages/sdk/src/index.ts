@@ -8,6 +8,7 @@
 
 export type {
   AgentHarness,
+  AgentInfo,
   AgentMessage,
   AgentTool,
   AnyAgentTool,
@@ -15,6 +16,8 @@ export type {
   AttributedVerdict,
   BeforeRunPayload,
   BranchRequest,
+  ChildAgentOptions,
+  ChildEventAgent,
   CompactionTrigger,
   CompactRequest,
   ConfigKey,
@@ -52,6 +55,7 @@ export type {
   SessionContext,
   SessionEntry,
   SessionFacade,
+  SessionParent,
   StopDecision,
   StopRequest,
   SummaryDecision,
@@ -80,6 +84,13 @@ export {
 export { type Static, type TSchema, Type } from "typebox";
 export type { TapRecord } from "./attributed-hooks.js";
 export { argsHash, canonicalJson } from "./call-identity.js";
+export {
+  type ChildConfig,
+  childConfigs,
+  recoverChildren,
+  type StartChildOptions,
+  startChild,
+} from "./child-agents.js";
 export { allowedEdits, closestName, closestNames, editDistance } from "./closest-name.js";
 export {
   type CustomModelConfig,

@@ -13,8 +13,8 @@
  * failed, 78 config / plugin / model.
  */
 import { readFileSync } from "node:fs";
-import { type DecisionStep, isHarnessError } from "@rein/harness";
-import { closestNames, evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
+import { type AgentHarness, agentOf, type DecisionStep, isHarnessError } from "@rein/harness";
+import { childConfigs, closestNames, evaluateToolCall, type ToolCallEvaluation } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
 import { argumentsFor, type CheckInput, parseCall, primaryParameter } from "../check/check-call.js";
 import { type CheckReport, renderCheck } from "../check/check-report.js";
@@ -28,9 +28,13 @@ export const CheckExit = { allow: 0, deny: 1, ask: 2, usage: 64, failed: 70, con
 export interface CheckOptions {
   arg?: string[];
   json?: boolean;
+  /** Decide as a child agent of this agent config (`childConfigs`: the task tool's `agents`, `default`). */
+  asChild?: string;
 }
 
-/** What `rein check --json` prints (one document); pinned by a test. */
+/** The agent path a `--as-child` decision carries. */
+export const checkChildPath = (config: string) => `task(${config}) of rein check`;
+
 /** Config, plugin and model problems, and everything else unexpected, as check's own exit codes. */
 function rescoped(error: unknown): Error {
   if (error instanceof CliError) {
@@ -68,7 +72,15 @@ export async function checkCommand(
     const agent = await inspectionAgent(globals);
     let report: CheckReport;
     try {
-      report = await decide(agent, input, interactive);
+      const child = options.asChild === undefined ? undefined : startCheckChild(agent, options.asChild);
+      try {
+        report = await decide(child ?? agent.harness, input, interactive, child && agent.harness);
+      } finally {
+        if (child) {
+          await child.close();
+          child.session.close();
+        }
+      }
     } finally {
       await agent.dispose();
     }
@@ -82,9 +94,31 @@ export async function checkCommand(
   }
 }
 
-async function decide(agent: Agent, input: CheckInput, interactive: boolean): Promise<CheckReport> {
-  const { harness } = agent;
-  const tool = harness.tools.find((candidate) => candidate.name === input.name);
+/** `--as-child`: a child of the check's agent, as the named agent config starts one. */
+function startCheckChild(agent: Agent, config: string): AgentHarness {
+  const configs = childConfigs(agent.harness);
+  const found = configs.get(config);
+  if (!found) {
+    const known = [...configs.keys()];
+    throw usageError(
+      `--as-child: no agent config "${config}"`,
+      known.length > 0
+        ? `agent configs: ${known.join(", ")}`
+        : "add @rein/tools-task (its agents) to plugins",
+    );
+  }
+  return found.start({ toolCallId: "check", name: `task(${config})`, path: checkChildPath(config) });
+}
+
+/** `parent`: with `--as-child`, the agent whose tools a child may not have (an inactive tool to it). */
+async function decide(
+  harness: AgentHarness,
+  input: CheckInput,
+  interactive: boolean,
+  parent?: AgentHarness,
+): Promise<CheckReport> {
+  const find = (of: AgentHarness) => of.tools.find((candidate) => candidate.name === input.name);
+  const tool = find(harness) ?? (parent && find(parent));
   if (!tool) {
     const names = harness.tools.map((t) => t.name);
     const [close] = closestNames(input.name, names, { limit: 1 });
@@ -99,12 +133,15 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
     name: tool.name,
     risk: tool.risk ?? null,
     owner: tool.owner ?? null,
-    active: harness.activeToolNames.includes(tool.name),
+    active: harness.activeToolNames.includes(tool.name) && harness.tools.includes(tool),
     primary: primaryParameter(tool) ?? null,
   };
   if (!about.active) {
     // A run never offers an inactive tool, and refuses a call to it before any tap: so does check.
-    const reason = `"${tool.name}" is not active (tools.active): a run refuses it before any tap`;
+    const child = agentOf(harness);
+    const reason = child
+      ? `"${tool.name}" is not among the tools of ${child.path} (a child's tools.active only narrows): a run refuses it before any tap`
+      : `"${tool.name}" is not active (tools.active): a run refuses it before any tap`;
     return {
       tool: about,
       input: given,
@@ -134,9 +171,9 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
     ...(evaluation.askedBy !== undefined ? { askedBy: evaluation.askedBy } : {}),
     args: evaluation.args,
     trail,
-    notConsulted: notConsulted(agent, trail),
+    notConsulted: notConsulted(harness, trail),
     facts: evaluation.facts,
-    ask: askOf(agent, evaluation, interactive),
+    ask: askOf(harness, evaluation, interactive),
     exitCode: CheckExit[evaluation.decision],
   };
 }
@@ -145,14 +182,18 @@ async function decide(agent: Agent, input: CheckInput, interactive: boolean): Pr
  * Gate taps a run would not consult (a deny came first, or the call was refused
  * before the gate): each tap a run consults leaves one step without `consulted: false`.
  */
-function notConsulted(agent: Agent, trail: DecisionStep[]): string[] {
+function notConsulted(harness: AgentHarness, trail: DecisionStep[]): string[] {
   const ran = trail.filter((step) => step.hook === "toolGate" && step.consulted !== false).length;
-  return agent.harness.hooks.toolGate.taps.slice(ran).map((tap) => tap.name);
+  return harness.hooks.toolGate.taps.slice(ran).map((tap) => tap.name);
 }
 
-function askOf(agent: Agent, evaluation: ToolCallEvaluation, interactive: boolean): CheckReport["ask"] {
+function askOf(
+  harness: AgentHarness,
+  evaluation: ToolCallEvaluation,
+  interactive: boolean,
+): CheckReport["ask"] {
   const gate = evaluation.gate;
   if (gate?.decision !== "ask") return null;
-  const taps = agent.harness.hooks.permissionAsk.taps.map((tap) => tap.name);
+  const taps = harness.hooks.permissionAsk.taps.map((tap) => tap.name);
   return { by: gate.by, reason: gate.reason, taps, answered: interactive };
 }

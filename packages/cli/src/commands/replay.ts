@@ -11,7 +11,7 @@
  * replay/coverage.ts. Verdicts are compared at the gate: a recorded ask
  * (answered, or denied because nobody answered) is `ask`.
  */
-import type { DecisionRecord, SessionHeader } from "@rein/harness";
+import { childSessionFiles, type DecisionRecord, type Session, type SessionHeader } from "@rein/harness";
 import { evaluateToolCall } from "@rein/sdk";
 import { type Agent, inspectionAgent } from "../agent/build-agent.js";
 import { openReadOnly } from "../agent/session-access.js";
@@ -20,6 +20,7 @@ import { loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
 import { type DecisionStep, trailOf } from "../export/decision-step.js";
 import type { GlobalOptions } from "../globals.js";
+import { childReplayLines } from "../replay/children.js";
 import { coverageOf, coverageText, type ReplayedSession } from "../replay/coverage.js";
 import {
   type RecordedCall,
@@ -35,6 +36,10 @@ import { shorten, terminal } from "../ui/terminal.js";
 
 export interface ReplayLine {
   index: number;
+  /** Set on a child agent's call: its agent path (`task#1 of run r1`). */
+  agent?: string;
+  /** Set on a child agent's call: its session. */
+  childSessionId?: string;
   entryId: string;
   toolCallId: string;
   tool: string;
@@ -147,9 +152,20 @@ async function replaySession(id: string, isolated: boolean, globals: GlobalOptio
   try {
     recorded = readRecorded(session);
     header = session.header;
+    const replay = await replayParent(recorded, header, isolated, globals);
+    replay.lines.push(...(await replayChildren(session, replay.lines.length, globals)));
+    return replay;
   } finally {
     session.close();
   }
+}
+
+async function replayParent(
+  recorded: RecordedSession,
+  header: SessionHeader,
+  isolated: boolean,
+  globals: GlobalOptions,
+): Promise<SessionReplay> {
   if (isolated) {
     const agent = await inspectionAgent(globals);
     try {
@@ -169,6 +185,22 @@ async function replaySession(id: string, isolated: boolean, globals: GlobalOptio
     stoppedInRecord: outcome.stoppedInRecord,
     declared: outcome.declared,
   };
+}
+
+/** The child agents' calls (replay/children.ts), numbered after the parent's; none without children. */
+async function replayChildren(
+  session: Session,
+  after: number,
+  globals: GlobalOptions,
+): Promise<ReplayLine[]> {
+  if (childSessionFiles(session.storage.path, session.id).length === 0) return [];
+  const agent = await inspectionAgent(globals);
+  try {
+    const lines = await childReplayLines(session, agent);
+    return lines.map((line, i) => ({ index: after + i + 1, ...line }));
+  } finally {
+    await agent.dispose();
+  }
 }
 
 export async function replayCommand(
@@ -211,8 +243,9 @@ export async function replayCommand(
       const mark = line.changed ? co.red(co.bold("CHANGED ")) : "        ";
       const then = line.recordedOutcome ? ` (then ${line.recordedOutcome})` : "";
       const nowThen = line.nowOutcome ? ` (then ${line.nowOutcome})` : "";
+      const who = line.agent ? `${co.dim(`[${line.agent}]`)} ` : "";
       term.out.write(
-        `${mark}#${line.index} ${co.bold(line.tool)} ${shorten(line.args, 50)}  recorded ${line.recorded}${then} → now ${line.now === "deny" ? co.red(line.now) : line.now}${nowThen} by ${line.by}: ${shorten(line.reason, 80)}\n`,
+        `${mark}#${line.index} ${who}${co.bold(line.tool)} ${shorten(line.args, 50)}  recorded ${line.recorded}${then} → now ${line.now === "deny" ? co.red(line.now) : line.now}${nowThen} by ${line.by}: ${shorten(line.reason, 80)}\n`,
       );
     }
     term.err.write(

@@ -6,6 +6,7 @@ import { openReadOnly } from "../agent/session-access.js";
 import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { ExitCode, sessionNotFound } from "../errors.js";
+import { withChildSessions } from "../export/child-sessions.js";
 import { transcript } from "../export/transcript.js";
 import type { GlobalOptions } from "../globals.js";
 import { trailLines } from "../ui/decision-trail.js";
@@ -72,32 +73,45 @@ export async function showSession(
     term.out.write(
       `${co.dim(`usage ${formatUsage(sessionUsage(session.entries(), session.header.forkedFrom))}`)}\n\n`,
     );
-    for (const item of transcript(session)) {
-      if (item.kind === "user") term.out.write(`${co.cyan("user")}  ${item.text}\n\n`);
-      else if (item.kind === "note") term.out.write(`${co.dim(`· ${shorten(item.text, 100)}`)}\n\n`);
-      else {
-        if (item.text) term.out.write(`${co.green("assistant")}  ${item.text}\n`);
-        if (item.error) term.out.write(`${co.red(`assistant error: ${item.error}`)}\n`);
-        for (const call of item.toolCalls) {
-          const verdict = call.decision
-            ? `${call.decision.decision === "deny" ? co.red("denied") : co.green("allowed")} by ${call.decision.by}: ${call.decision.reason}`
-            : "";
-          term.out.write(`  → ${co.bold(call.name)} ${shorten(call.args, 80)}\n`);
-          if (verdict) term.out.write(`    ${verdict}\n`);
-          for (const line of trailLines(call.decision?.trail ?? []))
-            term.out.write(`${co.dim(`      ${line}`)}\n`);
-          if (call.result)
-            term.out.write(
-              `    ${call.result.isError ? co.red("✗") : co.green("✓")} ${shorten(call.result.text, 100)}\n`,
-            );
-        }
-        term.out.write("\n");
-      }
-    }
+    writeTranscript(session, (line) => term.out.write(line), co, "");
     return ExitCode.ok;
   } finally {
     session.close();
   }
+}
+
+type Colors = ReturnType<typeof terminal>["co"];
+
+/** A session's transcript; a child agent's, indented under the call that started it. */
+function writeTranscript(session: Session, write: (text: string) => void, co: Colors, indent: string): void {
+  const out = (text: string) => write(text.replace(/^(?=.)/gm, indent));
+  withChildSessions(session, (children) => {
+    for (const item of transcript(session)) {
+      if (item.kind === "user") out(`${co.cyan("user")}  ${item.text}\n\n`);
+      else if (item.kind === "note") out(`${co.dim(`· ${shorten(item.text, 100)}`)}\n\n`);
+      else {
+        if (item.text) out(`${co.green("assistant")}  ${item.text}\n`);
+        if (item.error) out(`${co.red(`assistant error: ${item.error}`)}\n`);
+        for (const call of item.toolCalls) {
+          const verdict = call.decision
+            ? `${call.decision.decision === "deny" ? co.red("denied") : co.green("allowed")} by ${call.decision.by}: ${call.decision.reason}`
+            : "";
+          out(`  → ${co.bold(call.name)} ${shorten(call.args, 80)}\n`);
+          if (verdict) out(`    ${verdict}\n`);
+          for (const line of trailLines(call.decision?.trail ?? [])) out(`${co.dim(`      ${line}`)}\n`);
+          for (const child of children.of(call.id)) {
+            out(`    ${co.bold(`⤷ ${child.link.agentPath}`)} ${co.dim(`session ${child.session.id}`)}\n`);
+            writeTranscript(child.session, out, co, "    │ ");
+          }
+          if (call.result)
+            out(
+              `    ${call.result.isError ? co.red("✗") : co.green("✓")} ${shorten(call.result.text, 100)}\n`,
+            );
+        }
+        out("\n");
+      }
+    }
+  });
 }
 
 export async function treeSession(id: string, globals: GlobalOptions): Promise<number> {

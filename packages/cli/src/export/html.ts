@@ -11,6 +11,7 @@
  */
 import type { DecisionRecord, Session } from "@rein/harness";
 import { wasAsked } from "../replay/recorded.js";
+import { ChildSessions } from "./child-sessions.js";
 import { type DecisionStep, trailOf } from "./decision-step.js";
 import { describeEntry, entryTree, type TreeNode, transcript } from "./transcript.js";
 
@@ -41,6 +42,7 @@ li.on-branch>span{font-weight:500}
 .msg{border-radius:8px;padding:8px 12px;margin:10px 0}
 .user{background:#eef4ff}.assistant{background:#f7f7f7}.note{color:#666;font-style:italic}
 .tool{border:1px solid #ddd;border-radius:6px;margin:8px 0;padding:6px 10px;background:#fff}
+.child{border-left:3px solid #99c;margin:8px 0 8px 4px;padding-left:10px}
 .decision{font-size:12px;margin:4px 0}
 .decision.deny{color:#b00020}.decision.allow{color:#1b7f3b}
 details.trail{font-size:12px;color:#1d1d1f;margin:2px 0 4px}
@@ -208,29 +210,48 @@ function filtersHtml(counts: Record<string, number>): string {
   return `<div class="filters"><b>Show:</b> ${buttons.join("")}</div>`;
 }
 
-export function sessionHtml(session: Session): string {
+/** The transcript's messages; each child agent's nested under its call (their decisions counted too). */
+function transcriptHtml(session: Session, counts: Record<string, number>): string[] {
   const body: string[] = [];
-  const counts: Record<string, number> = {};
-  for (const item of transcript(session)) {
-    if (item.kind === "user")
-      body.push(`<div class="msg user"><b>User</b><div>${escapeHtml(item.text)}</div></div>`);
-    else if (item.kind === "note") body.push(`<div class="msg note">${escapeHtml(item.text)}</div>`);
-    else {
-      const calls = item.toolCalls.map((call) => {
-        const categories = decisionCategories(call.decision);
-        for (const category of categories) counts[category] = (counts[category] ?? 0) + 1;
-        const decision = call.decision ? decisionHtml(call.decision) : "";
-        const result = call.result
-          ? `<pre class="${call.result.isError ? "error" : ""}">${escapeHtml(call.result.text.slice(0, 4000))}</pre>`
-          : "";
-        return `<div class="tool" data-tool="${escapeHtml(call.name)}" data-categories="${categories.join(" ")}"><b>${escapeHtml(call.name)}</b><pre>${escapeHtml(JSON.stringify(call.args, null, 2))}</pre>${decision}${result}</div>`;
-      });
-      const error = item.error ? `<div class="error">Error: ${escapeHtml(item.error)}</div>` : "";
-      body.push(
-        `<div class="msg assistant"><b>Assistant</b> <small>${escapeHtml(item.model)}</small><div>${escapeHtml(item.text)}</div>${error}${calls.join("")}</div>`,
-      );
+  const children = new ChildSessions(session);
+  try {
+    for (const item of transcript(session)) {
+      if (item.kind === "user")
+        body.push(`<div class="msg user"><b>User</b><div>${escapeHtml(item.text)}</div></div>`);
+      else if (item.kind === "note") body.push(`<div class="msg note">${escapeHtml(item.text)}</div>`);
+      else {
+        const calls = item.toolCalls.map((call) => {
+          const categories = decisionCategories(call.decision);
+          for (const category of categories) counts[category] = (counts[category] ?? 0) + 1;
+          const decision = call.decision ? decisionHtml(call.decision) : "";
+          const result = call.result
+            ? `<pre class="${call.result.isError ? "error" : ""}">${escapeHtml(call.result.text.slice(0, 4000))}</pre>`
+            : "";
+          // A child agent's session, nested under the call that started it.
+          const nested = children
+            .of(call.id)
+            .map(
+              (child) =>
+                `<div class="child"><b>Child agent ${escapeHtml(child.link.agentPath)}</b> <small>session ${escapeHtml(child.session.id)}</small>${transcriptHtml(child.session, counts).join("\n")}</div>`,
+            )
+            .join("");
+          return `<div class="tool" data-tool="${escapeHtml(call.name)}" data-categories="${categories.join(" ")}"><b>${escapeHtml(call.name)}</b><pre>${escapeHtml(JSON.stringify(call.args, null, 2))}</pre>${decision}${nested}${result}</div>`;
+        });
+        const error = item.error ? `<div class="error">Error: ${escapeHtml(item.error)}</div>` : "";
+        body.push(
+          `<div class="msg assistant"><b>Assistant</b> <small>${escapeHtml(item.model)}</small><div>${escapeHtml(item.text)}</div>${error}${calls.join("")}</div>`,
+        );
+      }
     }
+  } finally {
+    children.close();
   }
+  return body;
+}
+
+export function sessionHtml(session: Session): string {
+  const counts: Record<string, number> = {};
+  const body = transcriptHtml(session, counts);
   const title = `Rein session ${session.id}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

@@ -2,6 +2,7 @@
 import type { Session } from "@rein/harness";
 import { trailLines } from "../ui/decision-trail.js";
 import { formatUsage, sessionUsage } from "../usage/usage-totals.js";
+import { ChildSessions } from "./child-sessions.js";
 import { transcript } from "./transcript.js";
 
 const fence = (text: string, lang = "") => {
@@ -21,44 +22,64 @@ export function sessionMarkdown(session: Session): string {
     `Usage: ${formatUsage(usage)} over ${usage.requests} model request${usage.requests === 1 ? "" : "s"} (every branch; cache read ${usage.cacheRead}, cache write ${usage.cacheWrite} tokens).`,
     "",
   );
-  for (const item of transcript(session)) {
-    if (item.kind === "user") parts.push("## User", "", item.text, "");
-    else if (item.kind === "note") parts.push(`> ${item.text.replace(/\n/g, "\n> ")}`, "");
-    else {
-      parts.push(`## Assistant (${item.model})`, "");
-      if (item.usage) {
-        const one = { ...item.usage, requests: 1, cost: { ...item.usage.cost } };
-        parts.push(`_${formatUsage(one)}_`, "");
-      }
-      if (item.text) parts.push(item.text, "");
-      if (item.error) parts.push(`**Error:** ${item.error}`, "");
-      for (const call of item.toolCalls) {
-        parts.push(
-          `### Tool call \`${call.name}\``,
-          "",
-          fence(JSON.stringify(call.args, null, 2), "json"),
-          "",
-        );
-        if (call.decision) {
-          const verb = call.decision.decision === "deny" ? "**Denied**" : "Allowed";
+  parts.push(...transcriptParts(session));
+  return `${parts.join("\n").trimEnd()}\n`;
+}
+
+/** The transcript; a child agent's nested under the call that started it, as a quote. */
+function transcriptParts(session: Session): string[] {
+  const parts: string[] = [];
+  const children = new ChildSessions(session);
+  try {
+    for (const item of transcript(session)) {
+      if (item.kind === "user") parts.push("## User", "", item.text, "");
+      else if (item.kind === "note") parts.push(`> ${item.text.replace(/\n/g, "\n> ")}`, "");
+      else {
+        parts.push(`## Assistant (${item.model})`, "");
+        if (item.usage) {
+          const one = { ...item.usage, requests: 1, cost: { ...item.usage.cost } };
+          parts.push(`_${formatUsage(one)}_`, "");
+        }
+        if (item.text) parts.push(item.text, "");
+        if (item.error) parts.push(`**Error:** ${item.error}`, "");
+        for (const call of item.toolCalls) {
           parts.push(
-            `${verb} by \`${call.decision.by}\`: ${call.decision.reason}${call.decision.askedBy ? ` (asked by \`${call.decision.askedBy}\`)` : ""}`,
+            `### Tool call \`${call.name}\``,
+            "",
+            fence(JSON.stringify(call.args, null, 2), "json"),
             "",
           );
-          // The per-tap trail (recorded with `decisions: { trail: true }`), one line per tap as `rein check` prints it.
-          if (call.decision.trail) {
+          if (call.decision) {
+            const verb = call.decision.decision === "deny" ? "**Denied**" : "Allowed";
             parts.push(
-              "Decision trail:",
-              "",
-              fence(trailLines(call.decision.trail).join("\n") || "(no taps ran)"),
+              `${verb} by \`${call.decision.by}\`: ${call.decision.reason}${call.decision.askedBy ? ` (asked by \`${call.decision.askedBy}\`)` : ""}`,
               "",
             );
+            // The per-tap trail (recorded with `decisions: { trail: true }`), one line per tap as `rein check` prints it.
+            if (call.decision.trail) {
+              parts.push(
+                "Decision trail:",
+                "",
+                fence(trailLines(call.decision.trail).join("\n") || "(no taps ran)"),
+                "",
+              );
+            }
           }
+          for (const child of children.of(call.id)) {
+            const nested = [
+              `**Child agent \`${child.link.agentPath}\`** (session \`${child.session.id}\`)`,
+              "",
+              ...transcriptParts(child.session),
+            ];
+            parts.push(...nested.map((line) => (line === "" ? ">" : `> ${line}`)), "");
+          }
+          if (call.result)
+            parts.push(call.result.isError ? "Result (error):" : "Result:", "", fence(call.result.text), "");
         }
-        if (call.result)
-          parts.push(call.result.isError ? "Result (error):" : "Result:", "", fence(call.result.text), "");
       }
     }
+  } finally {
+    children.close();
   }
-  return `${parts.join("\n").trimEnd()}\n`;
+  return parts;
 }

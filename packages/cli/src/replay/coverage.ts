@@ -54,8 +54,11 @@ function decidersOf(line: ReplayLine): string[] {
     (step) => step.answer !== "no opinion" && step.answer !== "error",
   );
   const deciders = answered.map((step) => step.by);
+  // A child agent's decision names the agent after the rule: the rule is the same one.
+  const suffix = line.agent === undefined ? "" : ` in ${line.agent}`;
+  const by = suffix !== "" && line.by.endsWith(suffix) ? line.by.slice(0, -suffix.length) : line.by;
   // A default is no tap: the trail may not name it.
-  if (!deciders.includes(line.by)) deciders.push(line.by);
+  if (!deciders.includes(by)) deciders.push(by);
   return deciders;
 }
 
@@ -79,7 +82,7 @@ export function coverageOf(
         const table = hits.has(decider) ? hits : others;
         table.set(decider, (table.get(decider) ?? 0) + 1);
       }
-      if (line.by === DEFAULT_DECIDER) {
+      if (line.by === DEFAULT_DECIDER || line.by.startsWith(`${DEFAULT_DECIDER} in `)) {
         byDefault.push({
           session,
           toolCallId: line.toolCallId,

@@ -111,6 +111,18 @@ export function attachRenderer(harness: AgentHarness, term: Terminal, options: R
         stopSpinner();
         endAnswer();
         break;
+      case "child_event": {
+        // A child agent's decisions, one line each, under the `task` call that runs it.
+        const inner = event.event;
+        if (inner.type !== "tool_decision") break;
+        stopSpinner();
+        endAnswer();
+        const verdict = inner.decision === "deny" ? c.red("✗ denied") : c.green("✓ allowed");
+        term.err.write(
+          `  ${c.dim("│")} ${c.bold(inner.toolName)} ${c.dim(shorten(inner.args, 60))} ${verdict} by ${c.bold(inner.by)}${inner.decision === "deny" ? `: ${inner.reason}` : ""}\n`,
+        );
+        break;
+      }
       default:
         break;
     }

@@ -132,6 +132,20 @@ export interface EventPayloads {
   abort: { runId?: string; reason?: string };
   plugin_error: { plugin: string; hook: string; message: string; code: string; toolCallId?: string };
   settled: { runId?: string };
+  /**
+   * Something happened in a child agent (`startChild`, the `task` tool): its event,
+   * as the child emitted it, with who the child is. Stream deltas are not forwarded.
+   */
+  child_event: { agent: ChildEventAgent; event: HarnessEvent };
+}
+
+/** Which child agent a `child_event` comes from. */
+export interface ChildEventAgent {
+  /** `task#1 of run r1`: the path of agents, as decisions in the child name it. */
+  path: string;
+  sessionId: string;
+  /** The parent's tool call that started the child. */
+  toolCallId: string;
 }
 
 export type EventType = keyof EventPayloads;
@@ -171,5 +185,6 @@ const EVENT_TYPE_TABLE: Record<EventType, true> = {
   abort: true,
   plugin_error: true,
   settled: true,
+  child_event: true,
 };
 export const EVENT_TYPES = Object.keys(EVENT_TYPE_TABLE) as EventType[];

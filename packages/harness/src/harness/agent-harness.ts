@@ -1,3 +1,4 @@
+import { registerParent } from "../children/parent-port.js";
 import {
   type CompactionSettings,
   DEFAULT_COMPACTION_SETTINGS,
@@ -124,6 +125,7 @@ export class AgentHarness extends HarnessConfig {
       stopRun: (reason) => this.stopRun(reason),
     });
     this.calls = new HookCalls(this.hooks, this.views);
+    registerParent(this, this.config, this.failurePolicy, this.streamFn, emit); // for startChild
     this.operationHost = {
       session: this.session,
       hooks: this.hooks,

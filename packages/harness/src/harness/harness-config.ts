@@ -10,6 +10,7 @@
  */
 import type { Model } from "@earendil-works/pi-ai";
 import { type CompactionSettings, resolveCompactionSettings } from "../compaction/compaction-settings.js";
+import { invalidArgument } from "../errors.js";
 import type { ConfigKey } from "../events/event-types.js";
 import type { RequestOptions } from "../hooks/hook-types.js";
 import { type RetryPolicy, type RetrySettings, resolveRetrySettings } from "../loop/retry.js";
@@ -58,6 +59,7 @@ export abstract class HarnessConfig {
   }
   /** Replaces the tool registry. Active tool names that no longer exist are an error. */
   setTools(tools: readonly AnyAgentTool[]): void {
+    if (this.config.agent) refuseInChild("setTools", tools, this.config.tools);
     checkOption("tools", tools, "setTools");
     if (this.config.activeToolNames) validateActiveTools(this.config.activeToolNames, tools);
     this.config.tools = [...tools];
@@ -116,6 +118,8 @@ export abstract class HarnessConfig {
     return this.config.defaultToolVerdict;
   }
   setDefaultToolVerdict(verdict: DefaultToolVerdict): void {
+    if (this.config.agent)
+      throw invalidArgument("setDefaultToolVerdict: a child agent's default verdict is its parent's");
     checkOption("defaultToolVerdict", verdict, "setDefaultToolVerdict");
     this.config.defaultToolVerdict = verdict;
     this.configChanged("defaultToolVerdict");
@@ -151,6 +155,10 @@ export abstract class HarnessConfig {
   }
   /** Changes it from the next unanswered `ask` on. */
   setOnUnanswered(mode: "deny" | "park"): void {
+    if (this.config.agent && mode !== "deny")
+      throw invalidArgument(
+        "setOnUnanswered: a child agent's unanswered asks are denied (it cannot be resumed alone)",
+      );
     checkOption("onUnanswered", mode, "setOnUnanswered");
     this.config.onUnanswered = mode;
     this.configChanged("onUnanswered");
@@ -174,5 +182,19 @@ export abstract class HarnessConfig {
 
   private configChanged(key: ConfigKey): void {
     this.writer.configChanged(key);
+  }
+}
+
+/** A child agent's tools can only narrow: a new tool, or another definition under a known name, is refused. */
+function refuseInChild(
+  where: string,
+  tools: readonly AnyAgentTool[],
+  current: readonly AnyAgentTool[],
+): void {
+  const added = (Array.isArray(tools) ? tools : []).filter((tool) => !current.includes(tool));
+  if (added.length > 0) {
+    throw invalidArgument(
+      `${where}: a child agent's tools can only narrow its parent's; ${added.map((t) => JSON.stringify(t?.name)).join(", ")} would be new`,
+    );
   }
 }

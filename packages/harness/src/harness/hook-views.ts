@@ -43,8 +43,10 @@ export class HookViews {
 
   context(signal: AbortSignal): HookContext {
     const source = this.source;
+    const agent = source.config.agent;
     return {
       config: this.configView,
+      ...(agent === undefined ? {} : { agent }),
       signal,
       get runId() {
         return source.runId();

@@ -5,7 +5,7 @@
  */
 import type { Model } from "@earendil-works/pi-ai";
 import { invalidArgument } from "../errors.js";
-import type { GateVerdict, RequestOptions, ToolGateCall } from "../hooks/hook-types.js";
+import type { AgentInfo, GateVerdict, RequestOptions, ToolGateCall } from "../hooks/hook-types.js";
 import { THINKING_LEVELS, type ThinkingLevel } from "../session/entries.js";
 import { type AnyAgentTool, TOOL_NAME_PATTERN } from "../tools.js";
 import type { QueueModes } from "./message-queues.js";
@@ -42,6 +42,8 @@ export interface LiveConfig {
   cwd: string;
   /** Whether tool decisions record every tap's step (option `decisions.trail`). */
   decisionTrail: boolean;
+  /** Set in a child agent (option `agent`); fixed for the harness's life. */
+  agent: AgentInfo | undefined;
 }
 
 const RISKS = new Set(["read", "write", "exec", "network"]);

@@ -9,7 +9,7 @@ import type { Model, Models } from "@earendil-works/pi-ai";
 import type { CompactionSettings } from "../compaction/compaction-settings.js";
 import { invalidArgument } from "../errors.js";
 import type { FailurePolicy } from "../hooks/create-hooks.js";
-import type { RequestOptions } from "../hooks/hook-types.js";
+import type { AgentInfo, RequestOptions } from "../hooks/hook-types.js";
 import type { StreamFunction } from "../loop/loop-types.js";
 import type { RetrySettings } from "../loop/retry.js";
 import type { ThinkingLevel } from "../session/entries.js";
@@ -88,6 +88,11 @@ export interface AgentHarnessOptions {
    * Default off: nothing is collected.
    */
   decisions?: DecisionOptions;
+  /**
+   * Makes this harness a child agent (what `startChild` sets): taps see it as
+   * `context.agent`, and every decision's `by` ends with ` in <path>`.
+   */
+  agent?: AgentInfo;
 }
 
 export interface DecisionOptions {
@@ -190,6 +195,16 @@ export const OPTION_RULES: { readonly [K in OptionKey]: OptionRule } = {
   retry: { expected: "an object", ok: isPlainObject },
   recover: { expected: "a boolean", ok: (v) => typeof v === "boolean" },
   decisions: { expected: "an object", ok: isPlainObject, deep: checkDecisions },
+  agent: {
+    expected: "{ path, parentSessionId, parentToolCallId, inheritGrants }",
+    ok: (v) =>
+      isPlainObject(v) &&
+      typeof v.path === "string" &&
+      v.path !== "" &&
+      typeof v.parentSessionId === "string" &&
+      typeof v.parentToolCallId === "string" &&
+      typeof v.inheritGrants === "boolean",
+  },
 };
 
 /**
@@ -242,5 +257,6 @@ export function initialLiveConfig(options: AgentHarnessOptions): LiveConfig {
     onUnanswered: options.onUnanswered ?? "deny",
     cwd: options.cwd ?? process.cwd(),
     decisionTrail: options.decisions?.trail === true,
+    agent: options.agent === undefined ? undefined : Object.freeze({ ...options.agent }),
   };
 }

@@ -179,6 +179,7 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
       emit: (event) => dispatch(port, run, event),
       place: { cwd: turn.cwd ?? process.cwd(), sessionId: turn.sessionId ?? "" },
       onUnanswered: () => port.config.onUnanswered,
+      ...(port.config.agent === undefined ? {} : { agentPath: port.config.agent.path }),
     };
     environment = { turn, env };
     return env;

@@ -41,6 +41,8 @@ export interface DecisionEnvironment {
   place: ToolInspectionContext;
   /** What an `ask` nobody answers becomes: `deny` (default) or `park` (wait for a person). */
   onUnanswered?(): "deny" | "park";
+  /** In a child agent: its path (`task#1 of run r1`), appended to every record's `by`. */
+  agentPath?: string;
 }
 
 export const HARNESS_DECIDER = "harness";
@@ -185,7 +187,7 @@ async function decide(
   }
 
   if (verdict.decision === "ask" && options.skipPermission) {
-    const plan = refusal(traced({ decision: "deny", by: verdict.by, reason: verdict.reason }, trail));
+    const plan = refusal(traced(env, { decision: "deny", by: verdict.by, reason: verdict.reason }, trail));
     return { ...plan, args, gate: verdict, facts };
   }
   let record: DecisionRecord;
@@ -220,14 +222,22 @@ async function decide(
   if (record.decision === "deny") {
     return { ...(await refuseWith(env, call, args, trail, record)), gate: verdict, facts };
   }
-  traced(record, trail);
+  traced(env, record, trail);
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
   return { action: "execute", args, facts, decision: record, gate: verdict };
 }
 
-/** The record with the trail on it (the same array: later steps cannot follow a decision). */
-function traced(record: DecisionRecord, trail: DecisionStep[] | undefined): DecisionRecord {
+/**
+ * The record with the trail on it (the same array: later steps cannot follow a decision),
+ * and, in a child agent, the agent path on `by`: every record passes here once.
+ */
+function traced(
+  env: DecisionEnvironment,
+  record: DecisionRecord,
+  trail: DecisionStep[] | undefined,
+): DecisionRecord {
   if (trail) record.trail = trail;
+  if (env.agentPath !== undefined) record.by = `${record.by} in ${env.agentPath}`;
   return record;
 }
 
@@ -239,7 +249,7 @@ async function refuseWith(
   record: DecisionRecord,
   detail?: string,
 ): Promise<ToolDecision> {
-  traced(record, trail);
+  traced(env, record, trail);
   await env.emit({ type: "tool_decision", toolCallId: call.id, toolName: call.name, args, ...record });
   return { ...refusal(record, detail), args };
 }

@@ -61,8 +61,27 @@ export interface SessionFacade {
   append(input: WritableEntry): void;
 }
 
+/**
+ * Who a child agent is (a harness started by `startChild`, e.g. through the `task`
+ * tool), as its taps see it in `context.agent`. Absent in a top-level agent.
+ */
+export interface AgentInfo {
+  /** `task#1 of run r1`: appended to every decision in the child (`by: "policy:x in task#1 of run r1"`). */
+  readonly path: string;
+  readonly parentSessionId: string;
+  /** The parent's tool call that started this child. */
+  readonly parentToolCallId: string;
+  /**
+   * Whether the parent's session grants answer this child's asks (the parent's config
+   * says so, never the child's). A child's own grants never reach the parent.
+   */
+  readonly inheritGrants: boolean;
+}
+
 export interface HookContext {
   readonly config: ConfigView;
+  /** Set in a child agent: who it is and where it hangs (see `AgentInfo`). */
+  readonly agent?: AgentInfo;
   readonly signal: AbortSignal;
   readonly runId: string | undefined;
   readonly turnId: string | undefined;

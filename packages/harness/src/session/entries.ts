@@ -266,6 +266,16 @@ export interface SessionHeader {
   cwd?: string;
   /** Set on forks: the session and entry this one was forked from. */
   forkedFrom?: { sessionId: string; entryId: string };
+  /** Set on a child agent's session: the parent session, and the tool call that started the child. */
+  parent?: SessionParent;
+}
+
+/** Where a child session hangs in its session tree (`SessionHeader.parent`). */
+export interface SessionParent {
+  sessionId: string;
+  toolCallId: string;
+  /** The agent path decisions in the child carry: `task#1 of run r1`. */
+  agentPath: string;
 }
 
 /** The model-facing projection of the active branch. */

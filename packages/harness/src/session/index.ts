@@ -37,6 +37,7 @@ export {
   type SessionEntryType,
   type SessionHeader,
   type SessionInfoEntry,
+  type SessionParent,
   type StoredEntry,
   THINKING_LEVELS,
   type ThinkingLevel,

@@ -201,6 +201,18 @@ export function headerProblem(value: unknown): string | undefined {
   ) {
     return `expected "forkedFrom" to be { sessionId: string, entryId: string }`;
   }
+  const parent = value.parent;
+  if (
+    parent !== undefined &&
+    !(
+      isObject(parent) &&
+      typeof parent.sessionId === "string" &&
+      typeof parent.toolCallId === "string" &&
+      typeof parent.agentPath === "string"
+    )
+  ) {
+    return `expected "parent" to be { sessionId: string, toolCallId: string, agentPath: string }`;
+  }
   return undefined;
 }
 

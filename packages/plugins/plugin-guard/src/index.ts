@@ -228,6 +228,23 @@ export default definePlugin({
       }
     });
 
+    // A child agent's spending is the parent's (shared budgets): its tokens and cost, and
+    // the tool calls it was allowed, count here; its turns are its own, and its calls do
+    // not take part in this agent's loop detection.
+    rein.on("child_event", ({ event }) => {
+      if (event.type === "message_end" && event.message.role === "assistant") {
+        const spent = emptyUsage();
+        addMessage(spent, event.message);
+        for (const usage of [run, session]) {
+          usage.tokens += spent.tokens;
+          usage.cost += spent.cost;
+        }
+      } else if (event.type === "tool_decision" && event.decision === "allow") {
+        run.toolCalls++;
+        session.toolCalls++;
+      }
+    });
+
     // A request past a turn, token or cost budget is stopped before the model is asked; a
     // tool-call budget only limits calls (the model may still answer without tools).
     const requestCheck = () =>

@@ -29,10 +29,12 @@ import {
   argsHash,
   canonicalJson,
   definePlugin,
+  type HookContext,
   type PermissionAnswer,
   type PermissionRequest,
   type Rein,
   type SessionEntry,
+  type SessionFacade,
   type Static,
   type ToolRisk,
   Type,
@@ -216,34 +218,52 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
         return key;
       };
       const mask = (text: string) => textMasks(rein).mask(text);
-      const grants: PermissionGrant[] = [];
-      // Grants in the session: those there at setup (a resumed session), and any appended
-      // since by another writer (`rein replay` gives recorded grants back in order).
-      let scanned = 0;
-      const restore = () => {
-        const entries = rein.session.entries();
-        if (entries.length === scanned) return 0;
-        const fresh = entries.slice(scanned);
-        scanned = entries.length;
+      // Session grants, per session: a child agent's asks (context.session is its own
+      // session) are covered by its own grants, and by the parent's only when the parent's
+      // config says so (`context.agent.inheritGrants`); a child's grant never covers the parent.
+      // Each ledger holds the grants in its session: those there when first read (a resumed
+      // session), and any appended since by another writer (`rein replay` gives recorded
+      // grants back in order).
+      const ledgers = new Map<string, { scanned: number; grants: PermissionGrant[] }>();
+      const ledgerOf = (session: SessionFacade) => {
+        let ledger = ledgers.get(session.id);
+        if (!ledger) {
+          ledger = { scanned: 0, grants: [] };
+          ledgers.set(session.id, ledger);
+        }
+        return ledger;
+      };
+      const restore = (session: SessionFacade) => {
+        const ledger = ledgerOf(session);
+        const entries = session.entries();
+        if (entries.length === ledger.scanned) return 0;
+        const fresh = entries.slice(ledger.scanned);
+        ledger.scanned = entries.length;
         if (!fresh.some((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE)) return 0;
         let restored = 0;
-        for (const item of grantsFrom(fresh, grantKey(), rein.session.id)) {
+        for (const item of grantsFrom(fresh, grantKey(), session.id)) {
           if (!item.grant)
             rein.logger.warn(
               `ignored the permission grant in session entry ${item.entryId}: ${item.problem}`,
             );
-          else if (!grants.some((g) => g.mac === item.grant?.mac)) {
-            grants.push(item.grant);
+          else if (!ledger.grants.some((g) => g.mac === item.grant?.mac)) {
+            ledger.grants.push(item.grant);
             restored++;
           }
         }
         return restored;
       };
-      const restored = restore();
+      const restored = restore(rein.session);
       if (restored > 0) rein.logger.debug(`restored ${restored} session grant(s)`);
-      const coveredBy = (request: PermissionRequest) => {
-        restore();
-        return grants.find((g) => covers(g, request.call, request.verdict.by));
+      const coveredBy = (request: PermissionRequest, context: HookContext) => {
+        restore(context.session);
+        const found = ledgerOf(context.session).grants.find((g) =>
+          covers(g, request.call, request.verdict.by),
+        );
+        if (found || context.agent?.inheritGrants !== true) return found;
+        const parentId = context.agent.parentSessionId;
+        if (parentId === rein.session.id) restore(rein.session);
+        return ledgers.get(parentId)?.grants.find((g) => covers(g, request.call, request.verdict.by));
       };
       const grantsFile =
         options.grantsFile === undefined ? undefined : path.resolve(rein.config.cwd, options.grantsFile);
@@ -290,9 +310,12 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
         return next;
       };
 
-      const ask = async (request: PermissionRequest, signal: AbortSignal): Promise<Answer | "closed"> => {
+      const ask = async (request: PermissionRequest, context: HookContext): Promise<Answer | "closed"> => {
+        const { signal } = context;
         const io = resolveIO();
         const reader = readerFor(io);
+        // A child agent's question says whose it is: the answer is for that child.
+        if (context.agent) io.output.write(`\n(asked in child agent ${context.agent.path})`);
         io.output.write(mask(promptText(request, options.grantScope, shownFile)));
         for (let attempt = 0; attempt < 3; attempt++) {
           io.output.write("> ");
@@ -313,7 +336,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
           // Plan mode is read-only whoever asks: no prompt, no grant lets a change through.
           const refusal = planRefusal(options.mode, request.call);
           if (refusal) return { decision: "deny", reason: refusal };
-          const grant = coveredBy(request);
+          const grant = coveredBy(request, context);
           if (grant) {
             return { decision: "allow", reason: `allowed for this session (granted ${grant.grantedAt})` };
           }
@@ -340,9 +363,9 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
 
           const answer = await serially(() =>
             // A grant given while this request waited in line may already cover it.
-            coveredBy(request) !== undefined || projectCover(request) !== undefined
+            coveredBy(request, context) !== undefined || projectCover(request) !== undefined
               ? Promise.resolve("session" as const)
-              : ask(request, context.signal),
+              : ask(request, context),
           );
           if (answer === "closed") {
             return {
@@ -385,7 +408,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
               reason: `allowed in this project at the prompt (${describeScope(request.call.name, granted)}, saved in ${shownFile})`,
             };
           }
-          if (coveredBy(request) === undefined) {
+          if (coveredBy(request, context) === undefined) {
             const grant = sign(
               grantKey(),
               {
@@ -396,7 +419,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
               },
               context.session.id,
             );
-            grants.push(grant);
+            ledgerOf(context.session).grants.push(grant);
             context.session.append({ type: "custom", customType: GRANT_ENTRY_TYPE, data: grant });
           }
           return { decision: "allow", reason: "allowed for this session at the prompt" };
