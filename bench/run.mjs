@@ -1,13 +1,14 @@
 /**
  * `pnpm bench`: runs every benchmark and prints one table of ratios measured
  * side by side in this run. Options:
- *   --only turns,hooks,sessions,startup,sandbox,mcp,pgsessions,workers   run a subset
+ *   --only turns,hooks,sessions,startup,sandbox,mcp,pgsessions,agenthook,workers   run a subset
  *   --scale 0.1                   shrink every size (quick check; targets then mean little; not startup)
  *   --reps turns=5,hooks=7,sessions=3,startup=5,sandbox=31,mcp=5
  *   --out file.md                 also write the report to a file
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import { agentHookRows, benchAgentHook } from "./src/agent-hook.mjs";
 import { benchConcurrentWorkers, workerBenchRows } from "./src/concurrent-workers.mjs";
 import { benchHooks } from "./src/hooks.mjs";
 import { benchMcp, mcpRows } from "./src/mcp.mjs";
@@ -26,7 +27,7 @@ if (typeof globalThis.gc !== "function") {
 
 const { values } = parseArgs({
   options: {
-    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp,pgsessions,workers" },
+    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp,pgsessions,agenthook,workers" },
     scale: { type: "string", default: "1" },
     reps: { type: "string", default: "" },
     out: { type: "string" },
@@ -34,7 +35,7 @@ const { values } = parseArgs({
 });
 const only = new Set(values.only.split(","));
 const scale = Number(values.scale);
-const reps = { turns: 5, hooks: 7, sessions: 3, startup: 5, sandbox: 31, mcp: 5 };
+const reps = { turns: 5, hooks: 7, sessions: 3, startup: 5, sandbox: 31, mcp: 5, agenthook: 9 };
 for (const pair of values.reps.split(",").filter(Boolean)) {
   const [key, value] = pair.split("=");
   reps[key] = Number(value);
@@ -51,6 +52,8 @@ if (only.has("pgsessions"))
 if (only.has("startup")) rows.push(...startupRows(await benchStartup({ reps: reps.startup, log })));
 if (only.has("sandbox")) rows.push(...sandboxRows(await benchSandbox({ reps: reps.sandbox, log })));
 if (only.has("mcp")) rows.push(...mcpRows(await benchMcp({ reps: reps.mcp, scale, log })));
+if (only.has("agenthook"))
+  rows.push(...agentHookRows(await benchAgentHook({ reps: reps.agenthook, scale, log })));
 if (only.has("workers")) {
   // 1 worker x 200 and 4 workers x 1,000 runs in flight (--scale shrinks the runs, not the latency).
   const shapes = [

@@ -311,6 +311,62 @@ export function buildProgram(
       run(async (g) => (await import("./commands/mcp-serve.js")).mcpServeCommand(options, g)),
     );
 
+  const hook = program
+    .command("hook")
+    .description("Rein's policy behind Claude Code's, Codex's and Gemini CLI's hooks");
+  for (const agent of ["claude-code", "codex", "gemini"]) {
+    hook
+      .command(agent)
+      .description(
+        `answer one ${agent} hook event (its JSON on stdin) with the configured stack; exit 2 blocks`,
+      )
+      .option(
+        "--timeout <ms>",
+        "how long the stack may take to decide (default 20000); then the call is blocked",
+      )
+      .option(
+        "--on-failure <what>",
+        "block (default): a hook that cannot decide blocks; continue: it leaves the call to the agent",
+      )
+      .action((options) =>
+        run(async (g) => (await import("./commands/hook.js")).hookCommand(agent, options, g)),
+      );
+  }
+  hook
+    .command("serve")
+    .description(
+      "answer hook events over HTTP on 127.0.0.1 (Claude Code's http hook type) with one stack built at start",
+    )
+    .option("--port <port>", "port on 127.0.0.1 (default 0: any free port, printed)")
+    .option(
+      "--token-env <name>",
+      "environment variable with the bearer token (default REIN_HOOK_TOKEN, else random)",
+    )
+    .option(
+      "--timeout <ms>",
+      "how long the stack may take per event (default 20000); then the call is denied",
+    )
+    .action((options) =>
+      run(async (g) => (await import("./commands/hook-serve.js")).hookServeCommand(options, g)),
+    );
+  hook
+    .command("install")
+    .description(
+      "write Rein's hook entries into an agent's settings (merged; --uninstall removes only Rein's)",
+    )
+    .argument("<agent>", "claude-code, codex or gemini")
+    .option(
+      "--project",
+      "the project's settings (default): .claude/settings.json, .codex/config.toml, .gemini/settings.json",
+    )
+    .option("--user", "the user's settings (~/.claude, $CODEX_HOME or ~/.codex, ~/.gemini)")
+    .option("--uninstall", "remove Rein's entries, keep everything else")
+    .option("--command <command>", "the hook command to write (default: this rein, by absolute path)")
+    .option("--timeout <seconds>", "how long the agent waits for the hook (default 30)")
+    .action((agent: string, options) =>
+      run(async (g) => (await import("./commands/hook-install.js")).hookInstallCommand(agent, options, g)),
+    );
+
   program
     .command("models")
     .description("the models pi-ai knows, and the configured ones")

@@ -3,7 +3,9 @@
  * paired to its result and gate decision, plus the whole entry tree. Shared by the
  * Markdown and HTML exports and `sessions show`.
  */
+
 import type { AgentMessage, AssistantMessage, DecisionRecord, Session, SessionEntry } from "@rein/harness";
+import { RESULT_ENTRY_TYPE } from "../hook/audit-entries.js";
 
 export interface ToolCallView {
   id: string;
@@ -60,8 +62,23 @@ export function transcript(session: Session): TranscriptItem[] {
       items.push({ kind: "user", text: contentText(entry.content), entryId: entry.id });
     else if (entry.type === "model_change")
       items.push({ kind: "note", text: `model: ${entry.provider}/${entry.modelId}`, entryId: entry.id });
+    else if (entry.type === "custom" && entry.customType === RESULT_ENTRY_TYPE)
+      items.push({ kind: "note", text: agentResultText(entry.data), entryId: entry.id });
   }
   return items;
+}
+
+/** What an agent's tool returned (a `rein hook` PostToolUse record), in one line. */
+function agentResultText(data: unknown): string {
+  const { agent, tool, response } = (data ?? {}) as { agent?: string; tool?: string; response?: unknown };
+  const output =
+    typeof response === "string"
+      ? response
+      : typeof (response as { stdout?: unknown } | null)?.stdout === "string"
+        ? (response as { stdout: string }).stdout
+        : JSON.stringify(response ?? null);
+  const text = output.trim().replace(/\s+/g, " ");
+  return `${agent ?? "the agent"} ran ${tool ?? "a tool"}: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}`;
 }
 
 function addMessage(

@@ -58,6 +58,7 @@ export const TOKEN_BUCKETS = [
 /** Rein's own attributes: decisions and runs, which the conventions do not cover. */
 export const REIN = {
   runId: "rein.run.id",
+  agentPath: "rein.agent.path",
   runStatus: "rein.run.status",
   runReason: "rein.run.reason",
   turnIndex: "rein.turn.index",

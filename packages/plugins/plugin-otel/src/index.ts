@@ -16,8 +16,8 @@
  *   one, the `TRACEPARENT` environment variable.
  */
 import { definePlugin, isTraceparent, textMasks, traceContext } from "@rein/sdk";
+import { AgentTraces, TRACED_EVENTS } from "./agent-traces.js";
 import { OtelOptions } from "./options.js";
-import { RunTrace } from "./run-trace.js";
 import { SpanRecorder } from "./span-ops.js";
 import { leaseTelemetryWorker } from "./telemetry-worker.js";
 
@@ -41,36 +41,25 @@ export default definePlugin({
     const masks = textMasks(rein);
     const context = traceContext(rein);
     const envParent = isTraceparent(process.env.TRACEPARENT) ? process.env.TRACEPARENT : undefined;
-    const runs = new RunTrace({
-      spans: recorder,
-      metrics: options.metrics,
-      agentName: options.agentName,
-      captureContent: options.captureContent,
-      maxContentLength: options.maxContentLength,
-      decisions: options.decisions,
-      mask: (text) => masks.mask(text),
-      sessionId: () => rein.session.id,
-      model: () => ({ provider: rein.config.model.provider, id: rein.config.model.id }),
-      parent: () => context.parent ?? envParent,
-    });
-    context.provide(rein.plugin.name, (toolCallId) => runs.traceparentFor(toolCallId));
-
-    rein.on("agent_start", (event) => runs.runStarted(event));
-    rein.on("turn_start", (event) => runs.turnStarted(event));
-    rein.on("message_end", (event) => {
-      if (event.message.role === "assistant") runs.assistantMessage(event.message);
-    });
-    rein.on("retry", (event) => runs.retry(event));
-    rein.on("tool_decision", (event) => runs.decided(event));
-    rein.on("tool_parked", (event) => runs.parked(event));
-    rein.on("tool_execution_start", (event) => runs.executionStarted(event));
-    rein.on("tool_execution_end", (event) => runs.executionEnded(event));
-    rein.on("plugin_error", (event) => runs.pluginError(event));
-    rein.on("abort", (event) => runs.aborted(event));
-    rein.on("agent_end", (event) => runs.runEnded(event));
+    const traces = new AgentTraces(
+      {
+        spans: recorder,
+        metrics: options.metrics,
+        agentName: options.agentName,
+        captureContent: options.captureContent,
+        maxContentLength: options.maxContentLength,
+        decisions: options.decisions,
+        mask: (text) => masks.mask(text),
+        model: () => ({ provider: rein.config.model.provider, id: rein.config.model.id }),
+      },
+      () => rein.session.id,
+      () => context.parent ?? envParent,
+    );
+    context.provide(rein.plugin.name, (toolCallId) => traces.traceparentFor(toolCallId));
+    for (const type of TRACED_EVENTS) rein.on(type, (event) => traces.handle(event));
 
     return async () => {
-      runs.endRun("aborted", "the plugin was disposed during the run");
+      traces.endAll("aborted", "the plugin was disposed during the run");
       recorder.flush();
       const report = await lease.release();
       // A collector already reported as failing was the one warning; do not add a second.

@@ -34,8 +34,10 @@ export interface RunTraceOptions {
   sessionId(): string;
   /** The live model: provider and id for the request attributes. */
   model(): { provider: string; id: string };
-  /** Where runs continue a trace from (a `traceparent`), if anywhere. */
-  parent(): string | undefined;
+  /** Where runs hang: a remote caller's span, a parent agent's tool span, or nowhere (a root). */
+  parent(): ParentRef;
+  /** Set for a child agent: its path (`task#1 of run r1`), recorded as `rein.agent.path`. */
+  agentPath?: string;
 }
 
 interface ToolSpan {
@@ -45,7 +47,7 @@ interface ToolSpan {
 }
 
 /** A W3C `traceparent` (already checked by the SDK's `isTraceparent`) as a remote parent. */
-const remoteParent = (traceparent: string): ParentRef => {
+export const remoteParent = (traceparent: string): ParentRef => {
   const [, traceId, spanId, flags] = traceparent.split("-") as [string, string, string, string];
   return { traceId, spanId, traceFlags: Number.parseInt(flags, 16) };
 };
@@ -71,9 +73,14 @@ export class RunTrace {
 
   constructor(private readonly options: RunTraceOptions) {}
 
-  /** The `traceparent` of a tool call's span (or of the run, before the call has one). */
-  traceparentFor(toolCallId: string): string | undefined {
-    return (this.tools.get(toolCallId)?.span ?? this.agent)?.traceparent;
+  /** The open span of a tool call of this agent, if any. */
+  openToolSpan(toolCallId: string): SpanHandle | undefined {
+    return this.tools.get(toolCallId)?.span;
+  }
+
+  /** The open span of the current run, if any. */
+  get runSpan(): SpanHandle | undefined {
+    return this.agent;
   }
 
   runStarted(event: EventOf<"agent_start">): void {
@@ -92,9 +99,10 @@ export class RunTrace {
           [ATTR.providerName]: providerName(model.provider),
           [ATTR.requestModel]: model.id,
           [REIN.runId]: event.runId,
+          ...(this.options.agentPath !== undefined ? { [REIN.agentPath]: this.options.agentPath } : {}),
         },
       },
-      parent === undefined ? undefined : remoteParent(parent),
+      parent,
     );
   }
 

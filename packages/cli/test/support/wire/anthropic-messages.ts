@@ -9,6 +9,7 @@ import {
   openSse,
   sendSse,
   startRecordingServer,
+  type WireScript,
   type WireServer,
   type WireTurn,
 } from "./recording-server.js";
@@ -81,6 +82,6 @@ function write(res: ServerResponse, turn: WireTurn, model: string, index: number
 }
 
 /** A Messages endpoint at `origin` (the SDK appends `/v1/messages`). */
-export function startAnthropicServer(turns: WireTurn[], model: string): Promise<WireServer> {
+export function startAnthropicServer(turns: WireScript, model: string): Promise<WireServer> {
   return startRecordingServer(turns, (res, turn, _request, index) => write(res, turn, model, index));
 }

@@ -11,6 +11,7 @@ import {
   openSse,
   sendSse,
   startRecordingServer,
+  type WireScript,
   type WireServer,
   type WireTurn,
 } from "./recording-server.js";
@@ -57,6 +58,6 @@ function write(res: ServerResponse, turn: WireTurn, model: string, index: number
 }
 
 /** A Generative Language endpoint: the model's `baseUrl` is `<origin>/v1beta`. */
-export function startGeminiServer(turns: WireTurn[], model: string): Promise<WireServer> {
+export function startGeminiServer(turns: WireScript, model: string): Promise<WireServer> {
   return startRecordingServer(turns, (res, turn, _request, index) => write(res, turn, model, index));
 }

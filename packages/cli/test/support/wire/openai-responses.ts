@@ -11,6 +11,7 @@ import {
   openSse,
   sendSse,
   startRecordingServer,
+  type WireScript,
   type WireServer,
   type WireTurn,
 } from "./recording-server.js";
@@ -115,6 +116,6 @@ function write(res: ServerResponse, turn: WireTurn, model: string, index: number
 }
 
 /** A Responses endpoint: the model's `baseUrl` is `<origin>/v1`, requests go to `/v1/responses`. */
-export function startOpenAIResponsesServer(turns: WireTurn[], model: string): Promise<WireServer> {
+export function startOpenAIResponsesServer(turns: WireScript, model: string): Promise<WireServer> {
   return startRecordingServer(turns, (res, turn, _request, index) => write(res, turn, model, index));
 }

@@ -34,6 +34,9 @@ export interface WireServer {
   close(): Promise<void>;
 }
 
+/** The turns in order, or a function choosing each request's turn (an agent's side requests vary). */
+export type WireScript = WireTurn[] | ((request: CapturedRequest, index: number) => WireTurn | undefined);
+
 /** Answers one request with one turn; `index` counts requests from 0. */
 export type TurnWriter = (
   res: ServerResponse,
@@ -57,7 +60,7 @@ function headerRecord(req: IncomingMessage | Http2ServerRequest): Record<string,
  * with `http2`, a cleartext HTTP/2 server (prior knowledge), as the AWS SDK speaks it.
  */
 export function startRecordingServer(
-  turns: WireTurn[],
+  turns: WireScript,
   write: TurnWriter,
   options: { http2?: boolean } = {},
 ): Promise<WireServer> {
@@ -82,7 +85,7 @@ export function startRecordingServer(
       };
       const index = requests.length;
       requests.push(request);
-      const turn = turns[index];
+      const turn = typeof turns === "function" ? turns(request, index) : turns[index];
       if (!turn) {
         res.writeHead(400, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { message: `no scripted turn for request ${index + 1}` } }));

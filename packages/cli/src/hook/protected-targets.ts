@@ -1,0 +1,78 @@
+/**
+ * Rein's reins must stay out of the agent's reach (security invariants 4 and
+ * 9): a call the agent makes through a hook may not write Rein's config,
+ * plugins or state (`rein.config.*`, `.rein/`, `.rein-plugins/`, `.git/`, every
+ * file the stack loaded), nor the agent settings that hold Rein's hook
+ * (`.claude/settings*.json`, `.codex/config.toml`, `.codex/hooks.json`,
+ * `.gemini/settings.json`, and the user-level ones): an agent that could edit
+ * them could take its reins off. Checked on the canonical paths the gates saw
+ * (file tools) and on the shell's redirection targets, resolved the same way;
+ * what a shell command does to a file by other means is the sandbox's to stop.
+ */
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve, sep } from "node:path";
+import type { AgentHarness } from "@rein/harness";
+import { protectedFiles, realpathLoose, type ToolCallFacts } from "@rein/sdk";
+
+const STATE_DIRS = new Set([".rein", ".rein-plugins", ".git"]);
+const CONFIG_NAME = /^rein\.config\.[^/]*$/;
+const AGENT_SETTINGS = [
+  [".claude", /^settings(\.local)?\.json$/],
+  [".codex", /^(config\.toml|hooks\.json)$/],
+  [".gemini", /^settings\.json$/],
+] as const;
+
+function userSettings(): string[] {
+  const env = process.env;
+  const claude = env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude");
+  const codex = env.CODEX_HOME ?? join(homedir(), ".codex");
+  return [
+    join(claude, "settings.json"),
+    join(claude, "settings.local.json"),
+    join(codex, "config.toml"),
+    join(codex, "hooks.json"),
+    join(homedir(), ".gemini", "settings.json"),
+  ].map((file) => realpathLoose(file));
+}
+
+/** Why `absolute` (canonical) is off limits to the agent, or undefined. */
+export function protectedReason(harness: AgentHarness, absolute: string): string | undefined {
+  const owner = protectedFiles(harness).protectedBy(absolute);
+  if (owner !== undefined) return `${absolute} is Rein's own config or plugin code (loaded by ${owner})`;
+  const segments = absolute.split(sep);
+  const state = segments.find((segment) => STATE_DIRS.has(segment));
+  if (state !== undefined) return `${absolute} is in ${state}, Rein's or git's own state`;
+  const name = segments.at(-1) ?? "";
+  if (CONFIG_NAME.test(name)) return `${absolute} is a Rein config file`;
+  const parent = segments.at(-2) ?? "";
+  if (AGENT_SETTINGS.some(([dir, file]) => dir === parent && file.test(name)))
+    return `${absolute} holds the agent's hooks, Rein's among them`;
+  if (userSettings().includes(absolute)) return `${absolute} holds the agent's hooks, Rein's among them`;
+  return undefined;
+}
+
+const WRITES = /^(>|>>|>\||&>|&>>|<>|>&)$/;
+
+/** The first write target of a call that is off limits, with why. */
+export function protectedTarget(
+  harness: AgentHarness,
+  risk: string | undefined,
+  facts: Readonly<ToolCallFacts>,
+  cwd: string,
+): string | undefined {
+  if (risk === "write") {
+    for (const fact of facts.paths ?? []) {
+      const reason = protectedReason(harness, fact.absolute);
+      if (reason) return reason;
+    }
+  }
+  for (const simple of facts.command?.commands ?? []) {
+    for (const redirection of simple.redirections) {
+      if (!WRITES.test(redirection.op) || /^&?\d*-?$/.test(redirection.target)) continue;
+      const target = isAbsolute(redirection.target) ? redirection.target : resolve(cwd, redirection.target);
+      const reason = protectedReason(harness, realpathLoose(target));
+      if (reason) return reason;
+    }
+  }
+  return undefined;
+}
