@@ -1,7 +1,7 @@
 /**
  * `pnpm bench`: runs every benchmark and prints one table of ratios measured
  * side by side in this run. Options:
- *   --only turns,hooks,sessions,startup,sandbox,mcp,pgsessions,agenthook,peers   run a subset
+ *   --only turns,hooks,sessions,startup,sandbox,mcp,pgsessions,agenthook,workers,peers   run a subset
  *   --scale 0.1                   shrink every size (quick check; targets then mean little; not startup)
  *   --reps turns=5,hooks=7,sessions=3,startup=5,sandbox=31,mcp=5,agenthook=9,peers=7
  *   --out file.md                 also write the report to a file
@@ -9,6 +9,7 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { agentHookRows, benchAgentHook } from "./src/agent-hook.mjs";
+import { benchConcurrentWorkers, workerBenchRows } from "./src/concurrent-workers.mjs";
 import { benchHooks } from "./src/hooks.mjs";
 import { benchMcp, mcpRows } from "./src/mcp.mjs";
 import { peerRows } from "./src/peers/rows.mjs";
@@ -28,7 +29,10 @@ if (typeof globalThis.gc !== "function") {
 
 const { values } = parseArgs({
   options: {
-    only: { type: "string", default: "turns,hooks,sessions,startup,sandbox,mcp,pgsessions,agenthook,peers" },
+    only: {
+      type: "string",
+      default: "turns,hooks,sessions,startup,sandbox,mcp,pgsessions,agenthook,workers,peers",
+    },
     scale: { type: "string", default: "1" },
     reps: { type: "string", default: "" },
     out: { type: "string" },
@@ -55,6 +59,14 @@ if (only.has("sandbox")) rows.push(...sandboxRows(await benchSandbox({ reps: rep
 if (only.has("mcp")) rows.push(...mcpRows(await benchMcp({ reps: reps.mcp, scale, log })));
 if (only.has("agenthook"))
   rows.push(...agentHookRows(await benchAgentHook({ reps: reps.agenthook, scale, log })));
+if (only.has("workers")) {
+  // 1 worker x 200 and 4 workers x 1,000 runs in flight (--scale shrinks the runs, not the latency).
+  const shapes = [
+    [1, Math.max(1, Math.round(200 * scale))],
+    [4, Math.max(1, Math.round(250 * scale))],
+  ];
+  rows.push(...workerBenchRows(await benchConcurrentWorkers({ shapes, latency: 2000, log })));
+}
 if (only.has("peers")) rows.push(...peerRows(await benchPeers({ reps: reps.peers, log })));
 const seconds = (now() - started) / 1000;
 

@@ -28,6 +28,8 @@ export const CliErrorCode = {
   approval: "approval",
   /** Project code changed since it was trusted, or was never trusted (`rein trust`). */
   trust: "trust",
+  /** A database (the PostgreSQL session store, the worker queue) cannot be used: unreachable, unknown, refused. */
+  database: "database",
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
 

@@ -5,16 +5,14 @@ export { type LoadedConfig, loadConfig } from "./config/load-config.js";
 export { cacheDir } from "./config/module-loader.js";
 export { keyVariable, type ResolvedModel, resolveModel } from "./config/resolve-model.js";
 export { CliError, CliErrorCode, ExitCode } from "./errors.js";
+export { followSession, type QueueNotice, sessionChannel } from "./worker/notices.js";
 export {
   closeQueue,
-  followSession,
   moveLegacyJobs,
   openQueue,
   PROMPT_QUEUE,
   type PromptJob,
   QUEUE_SCHEMA,
-  type QueueNotice,
   type QueueSettings,
-  sessionChannel,
   submitPrompt,
 } from "./worker/prompt-queue.js";

@@ -3,6 +3,7 @@
  * 1 a run failed, 2 usage or config errors. User errors print one clear message (and a hint), never a stack
  * trace unless --debug.
  */
+import { maskConnectionStrings } from "@rein/harness";
 import { CommanderError } from "commander";
 import { CliError, ExitCode } from "./errors.js";
 import { buildProgram, type GlobalOptions, globalsFrom } from "./program.js";
@@ -16,6 +17,8 @@ let exitCode: number = ExitCode.ok;
 
 function report(error: unknown): number {
   const c = colorsFor(process.stderr);
+  // Whatever an error quotes (a database URL in a driver message), its secrets stay out.
+  const stderr = { write: (text: string) => process.stderr.write(maskConnectionStrings(text)) };
   if (error instanceof CommanderError) {
     if (error.exitCode === 0 || error.code === "commander.helpDisplayed") return ExitCode.ok;
     if (error.code === "commander.help") return ExitCode.usage; // a command group without its subcommand: help was shown
@@ -23,22 +26,22 @@ function report(error: unknown): number {
     // Commander's own "(Did you mean run?)" for a misspelt command or option is the most useful line.
     const suggestion = more.find((line) => /^\(Did you mean /.test(line.trim()));
     const said = suggestion ? `${message} ${suggestion.trim()}` : message;
-    process.stderr.write(`${c.red("rein:")} ${said}\n${c.dim(`  see ${helpCommand()}`)}\n`);
+    stderr.write(`${c.red("rein:")} ${said}\n${c.dim(`  see ${helpCommand()}`)}\n`);
     return ExitCode.usage;
   }
   if (error instanceof CliError) {
-    process.stderr.write(`${c.red("rein:")} ${error.message}\n`);
-    if (error.hint) process.stderr.write(`${c.dim(`  ${error.hint}`)}\n`);
+    stderr.write(`${c.red("rein:")} ${error.message}\n`);
+    if (error.hint) stderr.write(`${c.dim(`  ${error.hint}`)}\n`);
     if (debug)
-      process.stderr.write(
+      stderr.write(
         `${error.stack ?? ""}\n${error.cause ? String((error.cause as Error).stack ?? error.cause) : ""}\n`,
       );
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`${c.red("rein:")} ${message}\n`);
-  if (debug && error instanceof Error) process.stderr.write(`${error.stack ?? ""}\n`);
-  else process.stderr.write(`${c.dim("  (run with --debug for the stack trace)")}\n`);
+  stderr.write(`${c.red("rein:")} ${message}\n`);
+  if (debug && error instanceof Error) stderr.write(`${error.stack ?? ""}\n`);
+  else stderr.write(`${c.dim("  (run with --debug for the stack trace)")}\n`);
   return ExitCode.failed;
 }
 

@@ -223,9 +223,14 @@ export function buildProgram(
     .option("--expire <seconds>", "an active job older than this counts as lost and is retried (default 900)")
     .option(
       "--grace <seconds>",
-      "on SIGTERM, how long the current run may take to finish before it is aborted (default 30)",
+      "on SIGTERM, how long the current runs may take to finish before they are aborted (default 30)",
     )
     .option("--poll <seconds>", "seconds between polls for new jobs (default 1)")
+    .option(
+      "--lease <seconds>",
+      "a worker that stops responding loses its jobs and session locks after this long (default 30, at least 10)",
+    )
+    .option("--concurrency <runs>", "runs at once in this worker, each on its own session (default 8)")
     .action((options) => run(async (g) => (await import("./commands/worker.js")).workerCommand(options, g)));
 
   program

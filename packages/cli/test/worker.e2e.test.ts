@@ -1,13 +1,13 @@
 /**
  * `rein worker` through the built binary, on a real PostgreSQL (a throwaway cluster,
  * or REIN_PG_URL), with sessions in PostgreSQL (the queue in the same database, no
- * shared directory) and in a shared JSONL directory: 3 worker processes, 50+ sessions
- * of tool-calling prompts on the scripted model, one worker SIGKILLed mid-run. Every
+ * shared directory) and in a shared JSONL directory: 3 worker processes running 4 jobs
+ * each at once (`--concurrency 4`), 50+ sessions of tool-calling prompts on the
+ * scripted model, one worker SIGKILLed while it holds several runs mid-tool. Every
  * request completes, every tool call's side effect happens at most once (by call id),
  * and no session ever has two writers (by the tool's own log and by each session's
  * journal).
  */
-import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlStorage, Session, SessionStore } from "@rein/harness";
@@ -16,89 +16,30 @@ import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeQueue, openQueue, submitPrompt } from "../src/worker/prompt-queue.js";
 import { REQUEST_ENTRY } from "../src/worker/session-jobs.js";
-import { cleanup, project, rein, scriptedConfig, spawnRein } from "./support/rein-process.js";
+import { cleanup, project, rein, scriptedConfig } from "./support/rein-process.js";
+import {
+  killWorkers,
+  MARK_PLUGIN,
+  type Mark,
+  readMarks,
+  spawnWorker,
+  until,
+  type Worker,
+} from "./support/workers.js";
 
-const SESSIONS = 51;
+/** Sized for CI; `REIN_WORKER_SESSIONS`, `REIN_WORKER_CONCURRENCY`, `REIN_WORKER_HELD` make the larger run in docs/reliability.md. */
+const SESSIONS = Number(process.env.REIN_WORKER_SESSIONS ?? 51);
 
-/** A tool that logs "start"/"end" lines with session, call id, pid and time, taking 120 ms between. */
-const MARK_PLUGIN = `import { definePlugin, defineTool, Type } from "@rein/sdk";
-import { appendFileSync } from "node:fs";
-import { join } from "node:path";
-
-export default definePlugin({
-  name: "marks",
-  setup(rein) {
-    rein.registerTool(defineTool({
-      name: "mark",
-      description: "Record a mark",
-      parameters: Type.Object({ n: Type.Number() }),
-      risk: "write",
-      execute: async (args, ctx) => {
-        const line = (what) => ctx.sessionId + " " + ctx.toolCallId + " " + process.pid + " " + what + " " + Date.now() + "\\n";
-        appendFileSync(join(ctx.cwd, "marks.log"), line("start"));
-        await new Promise((resolve) => setTimeout(resolve, 120));
-        appendFileSync(join(ctx.cwd, "marks.log"), line("end"));
-        return { content: [{ type: "text", text: "marked " + args.n }] };
-      },
-    }));
-  },
-});
-`;
-
-interface Mark {
-  session: string;
-  call: string;
-  pid: number;
-  what: "start" | "end";
-  at: number;
-}
-
-const readMarks = (dir: string): Mark[] =>
-  existsSync(join(dir, "marks.log"))
-    ? readFileSync(join(dir, "marks.log"), "utf8")
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => {
-          const [session, call, pid, what, at] = line.split(" ");
-          return { session, call, pid: Number(pid), what, at: Number(at) } as Mark;
-        })
-    : [];
-
-interface Worker {
-  child: ChildProcess;
-  stderr: string;
-  exit: Promise<number | null>;
-}
-
-/** Every worker a test started: killed after the tests, so a failing test leaves none behind. */
-const spawned: ChildProcess[] = [];
-
-function startWorker(place: Place, grace = "10"): Worker {
-  const child = spawnRein(
-    ["worker", ...place.dbArgs, "--expire", "4", "--poll", "0.5", "--grace", grace],
+function startWorker(place: Place, grace = "10", extra: string[] = []): Worker {
+  return spawnWorker(
+    ["--expire", "4", "--poll", "0.5", "--grace", grace, "--lease", "10", ...extra, ...place.dbArgs],
     place.dir,
   );
-  spawned.push(child);
-  const worker: Worker = {
-    child,
-    stderr: "",
-    exit: new Promise((resolve) => child.on("exit", (code) => resolve(code))),
-  };
-  child.stderr?.on("data", (chunk) => {
-    worker.stderr += chunk;
-  });
-  child.stdin?.end();
-  return worker;
 }
 
-async function until(what: string, check: () => boolean, timeoutMs: number, stepMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, stepMs));
-  }
-}
+/** Runs at once per worker in the kill test, and how many of them the victim must hold mid-tool. */
+const CONCURRENCY = process.env.REIN_WORKER_CONCURRENCY ?? "4";
+const HELD_AT_KILL = Number(process.env.REIN_WORKER_HELD ?? 2);
 
 /**
  * Where a test's sessions and queue live. JSONL: a session directory the workers share
@@ -212,15 +153,14 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of spawned)
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  killWorkers();
   cleanup();
   for (const db of [url, ...databases]) await dropDatabase(db).catch(() => undefined);
   await postgres?.stop();
 });
 
 describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (store) => {
-  it("3 workers, 51 sessions, one worker SIGKILLed mid-run: every request completes, no tool call runs twice, one writer per session", async () => {
+  it("3 workers x 4 runs at once, 51 sessions, one worker SIGKILLed holding several runs mid-tool: every request completes once, no tool call runs twice, one writer per session", async () => {
     const place = await store.project(
       (session) =>
         scriptedConfig(
@@ -236,7 +176,7 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     const { dir } = place;
     const ids = await place.create(SESSIONS);
     const started = Date.now();
-    const workers = [startWorker(place), startWorker(place), startWorker(place)];
+    const workers = [1, 2, 3].map(() => startWorker(place, "10", ["--concurrency", CONCURRENCY]));
     await until("3 workers ready", () => workers.every((w) => w.stderr.includes("ready")), 90_000).catch(
       (error: Error) => {
         // Say why: each worker's own output (a crash at start shows here).
@@ -252,18 +192,18 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     for (const sessionId of ids) await submitPrompt(boss, { sessionId, prompt: "mark twice" });
     await closeQueue(boss);
 
-    // Kill the first worker while one of its tool calls is running (started, not ended).
+    // Kill the first worker while several of its tool calls are running (started, not ended).
     const victim = workers[0] as Worker;
     const victimPid = victim.child.pid as number;
     let killedAt = 0;
-    let killedCall: Mark | undefined;
+    let killedCalls: Mark[] = [];
     await until(
-      "the first worker to be mid tool call",
+      `the first worker to be mid tool call in ${HELD_AT_KILL} runs`,
       () => {
         const marks = readMarks(dir);
         const ended = new Set(marks.filter((m) => m.what === "end").map((m) => m.call));
-        killedCall = marks.find((m) => m.pid === victimPid && m.what === "start" && !ended.has(m.call));
-        if (killedCall && marks.filter((m) => m.what === "end").length >= 6) {
+        killedCalls = marks.filter((m) => m.pid === victimPid && m.what === "start" && !ended.has(m.call));
+        if (killedCalls.length >= HELD_AT_KILL && marks.filter((m) => m.what === "end").length >= 6) {
           victim.child.kill("SIGKILL");
           killedAt = Date.now();
           return true;
@@ -282,7 +222,9 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     for (const worker of survivors) worker.child.kill("SIGTERM");
     for (const worker of survivors) expect(await worker.exit).toBe(0);
     for (const worker of survivors) expect(worker.stderr).toContain("stopped");
-    process.stderr.write(`worker e2e (${store.name}): ${SESSIONS} requests in ${elapsed} ms\n`);
+    process.stderr.write(
+      `worker e2e (${store.name}): ${SESSIONS} requests in ${elapsed} ms, 3 workers x ${CONCURRENCY}, the killed one held ${killedCalls.length} runs mid-tool\n`,
+    );
 
     const marks = readMarks(dir);
     // At most once per tool call id: one start line each, and every start by one process.
@@ -294,6 +236,16 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
       expect(sessions.map((s) => s.id).sort()).toEqual([...ids].sort());
       for (const session of sessions) {
         expect(finishedStatus(session)).toBe("completed");
+        // Exactly once: one `finished` mark for the session's one request.
+        const finished = session
+          .entries()
+          .filter(
+            (e) =>
+              e.type === "custom" &&
+              e.customType === REQUEST_ENTRY &&
+              (e.data as { state?: string }).state === "finished",
+          );
+        expect(finished).toHaveLength(1);
         const last = session.buildContext().messages.at(-1);
         expect(last).toMatchObject({ role: "assistant", stopReason: "stop" });
         // Never two writers: the journal's runs never overlap.
@@ -304,13 +256,16 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
           expect(open).toBeLessThanOrEqual(1);
         }
       }
-      // The killed run was recovered and continued by another worker.
-      const killed = sessions.find((s) => s.id === killedCall?.session) as Session;
-      expect(killed.journal().some((r) => r.event === "run_end" && r.status === "interrupted")).toBe(true);
-      expect(
-        survivorsLog(workers).some((line) => line.includes(killed.id) && line.endsWith(" completed")),
-      ).toBe(true);
-      expect(marks.filter((m) => m.call === killedCall?.call && m.what === "end")).toEqual([]);
+      // Every killed run was recovered and continued by another worker.
+      expect(new Set(killedCalls.map((m) => m.session)).size).toBe(killedCalls.length);
+      for (const killedCall of killedCalls) {
+        const killed = sessions.find((s) => s.id === killedCall.session) as Session;
+        expect(killed.journal().some((r) => r.event === "run_end" && r.status === "interrupted")).toBe(true);
+        expect(
+          survivorsLog(workers).some((line) => line.includes(killed.id) && line.endsWith(" completed")),
+        ).toBe(true);
+        expect(marks.filter((m) => m.call === killedCall.call && m.what === "end")).toEqual([]);
+      }
     } finally {
       for (const session of sessions) await session.close();
     }
@@ -449,7 +404,7 @@ export default definePlugin({
     await until("the slow tool to start", () => existsSync(join(dir, "slow.log")), 30_000);
     first.child.kill("SIGTERM");
     expect(await first.exit).toBe(0);
-    expect(first.stderr).toContain("aborting it");
+    expect(first.stderr).toContain("aborting them");
     expect(first.stderr).toContain("sent back to the queue");
 
     const second = startWorker(place);

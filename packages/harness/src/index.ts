@@ -13,6 +13,7 @@ export { agentOf, recoverChildren, type StartChildOptions, startChild } from "./
 export { childSessionFiles } from "./children/child-sessions.js";
 export type { ChildAgentOptions } from "./children/start-child.js";
 export type { CompactionSettings } from "./compaction/compaction-settings.js";
+export { maskConnectionStrings } from "./connection-strings.js";
 export {
   describeError,
   HarnessError,

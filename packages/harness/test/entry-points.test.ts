@@ -42,6 +42,7 @@ describe("entry points", () => {
       "forkEntries",
       "isHarnessError",
       "loadBuiltinProvider",
+      "maskConnectionStrings",
       "parseAllowedTools",
       "recoverChildren",
       "reinIdentity",

@@ -14,6 +14,15 @@
  * moment ago still holds it until the server has noticed its connection is gone,
  * and that holder must not be mistaken for a live one. A live holder is refused
  * once the wait is over.
+ *
+ * The lock is a lease (`leaseMs`, default 30 s): the server ends the connection after
+ * `leaseMs` without a word from its holder (`idle_session_timeout`, and
+ * `idle_in_transaction_session_timeout` inside a transaction), and the holder renews
+ * it by a `SELECT 1` every third of that. A holder that stops responding (SIGSTOP, a
+ * frozen event loop, a host lost behind a half-open connection) thus loses its lock
+ * within `leaseMs` and the next writer takes it; if it wakes up, its connection is
+ * gone and it writes nothing more (`onLost`). TCP keepalives on both ends find a dead
+ * peer sooner where the network allows.
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
@@ -28,21 +37,32 @@ export function lockKey(sessionId: string): string {
 /** How long a writer waits for a session's lock before it is refused. */
 export const DEFAULT_LOCK_WAIT_MS = 2_000;
 
+/** How long a silent holder keeps its lock before the server drops it. */
+export const DEFAULT_LEASE_MS = 30_000;
+
 export class AdvisoryLock {
   readonly sessionId: string;
   /** The connection holding the lock: the session's writes go through it. */
   readonly client: pg.Client;
   #lost: ((error: Error) => void) | undefined;
   #released = false;
+  readonly #renewal: NodeJS.Timeout;
 
-  private constructor(sessionId: string, client: pg.Client) {
+  private constructor(sessionId: string, client: pg.Client, leaseMs: number) {
     this.sessionId = sessionId;
     this.client = client;
     const lost = () => {
+      clearInterval(this.#renewal);
       if (!this.#released) this.#lost?.(storeError(`postgres session ${sessionId} lost its lock connection`));
     };
     client.on("error", lost);
     client.on("end", lost);
+    // Renewal: any statement resets the server's idle timer; a failed one shows as `lost`.
+    this.#renewal = setInterval(
+      () => client.query("SELECT 1").catch(() => undefined),
+      Math.max(100, Math.floor(leaseMs / 3)),
+    );
+    this.#renewal.unref();
   }
 
   /** Takes the lock or throws `session_in_use` naming the holder's connection. */
@@ -50,12 +70,14 @@ export class AdvisoryLock {
     target: PostgresTarget,
     sessionId: string,
     waitMs = DEFAULT_LOCK_WAIT_MS,
+    leaseMs = DEFAULT_LEASE_MS,
   ): Promise<AdvisoryLock> {
-    const client = await connect(target, `session lock ${sessionId.slice(0, 8)}`);
+    const client = await connect(target, `session lock ${sessionId.slice(0, 8)}`, { keepAlive: true });
     try {
+      await lease(client, leaseMs);
       const key = lockKey(sessionId);
       if (!(await take(client, key, waitMs))) throw sessionLocked(sessionId, await holder(client, key));
-      return new AdvisoryLock(sessionId, client);
+      return new AdvisoryLock(sessionId, client, leaseMs);
     } catch (error) {
       await client.end().catch(() => {});
       throw error;
@@ -71,8 +93,24 @@ export class AdvisoryLock {
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
+    clearInterval(this.#renewal);
     await this.client.end().catch(() => {});
   }
+}
+
+/**
+ * Server-side end of the lease on this connection. `idle_session_timeout` needs
+ * PostgreSQL 14; an older server refuses it, and there only the keepalives (a dead
+ * host, not a frozen process) bound how long a silent holder keeps the lock.
+ */
+async function lease(client: pg.Client, leaseMs: number): Promise<void> {
+  const ms = Math.ceil(leaseMs);
+  const keepaliveSeconds = Math.max(1, Math.floor(ms / 3000));
+  await client.query(
+    `SET idle_in_transaction_session_timeout = ${ms}; SET tcp_keepalives_idle = ${keepaliveSeconds}; ` +
+      `SET tcp_keepalives_interval = ${keepaliveSeconds}; SET tcp_keepalives_count = 3`,
+  );
+  await client.query(`SET idle_session_timeout = ${ms}`).catch(() => undefined);
 }
 
 /** Takes the lock on `key`, waiting at most `waitMs`; false if someone else still holds it. */

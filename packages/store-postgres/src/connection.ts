@@ -4,6 +4,7 @@
  * that says which process holds it (shown to a second writer that is refused).
  */
 import os from "node:os";
+import { maskConnectionStrings } from "@rein/harness";
 import pg from "pg";
 import { badArgument, storeError } from "./errors.js";
 
@@ -19,8 +20,12 @@ export function clientConfig(target: PostgresTarget, role: string): pg.ClientCon
   return base;
 }
 
-export async function connect(target: PostgresTarget, role: string): Promise<pg.Client> {
-  const client = new pg.Client(clientConfig(target, role));
+export async function connect(
+  target: PostgresTarget,
+  role: string,
+  extra: Partial<pg.ClientConfig> = {},
+): Promise<pg.Client> {
+  const client = new pg.Client({ ...clientConfig(target, role), ...extra });
   // An idle client whose server goes away emits `error`; without a listener that kills the process.
   client.on("error", () => {});
   try {
@@ -37,6 +42,4 @@ export function where(target: PostgresTarget): string {
   return `${target.host ?? "localhost"}:${target.port ?? 5432}/${target.database ?? ""}`;
 }
 
-function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
-}
+const redact = maskConnectionStrings;

@@ -5,12 +5,13 @@
  * session's advisory lock), `invalid_argument` (bad options or ids). Every message
  * names the session (and the row's `seq` when a row is at fault).
  */
-import { describeError, HarnessError, HarnessErrorCode } from "@rein/harness";
+import { describeError, HarnessError, HarnessErrorCode, maskConnectionStrings } from "@rein/harness";
 
+/** Masked: a driver message may quote the connection string. */
 export const storeError = (message: string, cause?: unknown) =>
   new HarnessError(
     HarnessErrorCode.session,
-    cause === undefined ? message : `${message}: ${describeError(cause)}`,
+    maskConnectionStrings(cause === undefined ? message : `${message}: ${describeError(cause)}`),
     cause === undefined ? {} : { cause },
   );
 

@@ -24,12 +24,19 @@ import { badArgument, storeError } from "./errors.js";
 import { migrate } from "./migrations.js";
 import { type PostgresOpenOptions, PostgresStorage } from "./postgres-storage.js";
 
+export interface PostgresStoreOptions {
+  /** How long a silent writer keeps a session's lock, in ms (default 30000; see advisory-lock.ts). */
+  leaseMs?: number;
+}
+
 export class PostgresSessionStore {
   readonly target: PostgresTarget;
+  readonly #lease: Pick<PostgresOpenOptions, "leaseMs">;
   #ready: Promise<void> | undefined;
 
-  constructor(target: PostgresTarget) {
+  constructor(target: PostgresTarget, options: PostgresStoreOptions = {}) {
     this.target = target;
+    this.#lease = options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs };
   }
 
   /** Applies the shipped migrations (once per store; every method calls it first). */
@@ -47,7 +54,7 @@ export class PostgresSessionStore {
   async create(options: CreateSessionOptions = {}): Promise<Session> {
     await this.ready();
     const header = createSessionHeader(options.cwd === undefined ? {} : { cwd: options.cwd });
-    const session = Session.create(await PostgresStorage.create(this.target, header));
+    const session = Session.create(await PostgresStorage.create(this.target, header, this.#lease));
     if (options.name !== undefined) {
       session.append({ type: "session_info", name: options.name });
       await session.whenStored();
@@ -58,7 +65,7 @@ export class PostgresSessionStore {
   /** Opens (and locks) the session whose id is or starts with `idOrPrefix`. */
   async open(idOrPrefix: string, options: PostgresOpenOptions = {}): Promise<Session> {
     const id = await this.resolveId(idOrPrefix);
-    const storage = await PostgresStorage.open(this.target, id, options);
+    const storage = await PostgresStorage.open(this.target, id, { ...this.#lease, ...options });
     return Session.open(storage);
   }
 
@@ -204,7 +211,7 @@ export class PostgresSessionStore {
 
   async #createWith(header: SessionHeader, entries: readonly StoredEntry[]): Promise<Session> {
     await this.ready();
-    const storage = await PostgresStorage.create(this.target, header);
+    const storage = await PostgresStorage.create(this.target, header, this.#lease);
     try {
       await storage.appendAll(entries);
     } catch (error) {

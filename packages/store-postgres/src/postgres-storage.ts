@@ -42,6 +42,8 @@ export interface PostgresOpenOptions {
   readOnly?: boolean;
   /** How long to wait for the session's lock before `session_in_use` (default 2000; 0: do not wait). */
   lockWaitMs?: number;
+  /** How long a silent holder keeps the session's lock (default 30000; see advisory-lock.ts). */
+  leaseMs?: number;
 }
 
 export class PostgresStorage implements SessionStorage {
@@ -76,8 +78,12 @@ export class PostgresStorage implements SessionStorage {
   }
 
   /** Creates session `header.id` (fails if it exists) and holds its lock. */
-  static async create(target: PostgresTarget, header: SessionHeader): Promise<PostgresStorage> {
-    const lock = await AdvisoryLock.acquire(target, header.id);
+  static async create(
+    target: PostgresTarget,
+    header: SessionHeader,
+    options: Pick<PostgresOpenOptions, "leaseMs"> = {},
+  ): Promise<PostgresStorage> {
+    const lock = await AdvisoryLock.acquire(target, header.id, undefined, options.leaseMs);
     // The session writes through the connection that holds its lock (see advisory-lock.ts).
     const client = lock.client;
     try {
@@ -107,7 +113,7 @@ export class PostgresStorage implements SessionStorage {
   ): Promise<PostgresStorage> {
     const lock = options.readOnly
       ? undefined
-      : await AdvisoryLock.acquire(target, sessionId, options.lockWaitMs);
+      : await AdvisoryLock.acquire(target, sessionId, options.lockWaitMs, options.leaseMs);
     let client: pg.Client | undefined;
     try {
       client = lock ? lock.client : await connect(target, `session reader ${sessionId.slice(0, 8)}`);

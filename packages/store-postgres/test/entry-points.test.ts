@@ -6,6 +6,7 @@ describe("entry points", () => {
   it("@rein/store-postgres exports exactly these runtime values", () => {
     expect(Object.keys(store).sort()).toEqual([
       "AdvisoryLock",
+      "DEFAULT_LEASE_MS",
       "DEFAULT_LOCK_WAIT_MS",
       "PostgresSessionStore",
       "PostgresStorage",

@@ -2,15 +2,27 @@
  * Holds a PostgreSQL session open in its own process (the built packages):
  * `node lock-child.mjs <url> <session id>`: opens it (taking its advisory lock),
  * appends one `custom` entry naming its pid, prints `opened <pid>` and waits to be
- * killed; on failure prints `failed <code>` and exits 3.
+ * killed; on failure prints `failed <code>` and exits 3. A third argument is the lock's
+ * lease in ms; on SIGCONT (after a SIGSTOP) it tries one more write and prints
+ * `wrote` or `refused <code>`.
  */
 import fs from "node:fs";
 import { PostgresSessionStore } from "../dist/index.js";
 
-const [url, id] = process.argv.slice(2);
+const [url, id, lease] = process.argv.slice(2);
 const say = (line) => fs.writeSync(1, `${line}\n`);
 try {
-  const session = await new PostgresSessionStore(url).open(id);
+  const options = lease === undefined ? {} : { leaseMs: Number(lease) };
+  const session = await new PostgresSessionStore(url, options).open(id);
+  process.on("SIGCONT", async () => {
+    try {
+      session.append({ type: "custom", customType: "woken writer", data: { pid: process.pid } });
+      await session.whenStored();
+      say("wrote");
+    } catch (error) {
+      say(`refused ${error.code}`);
+    }
+  });
   session.append({ type: "custom", customType: "writer", data: { pid: process.pid } });
   await session.whenStored();
   say(`opened ${process.pid}`);

@@ -127,11 +127,12 @@ describe("round trips", () => {
   });
 });
 
-describe("the one-writer lock", () => {
-  const lockChild = path.join(path.dirname(fileURLToPath(import.meta.url)), "lock-child.mjs");
+const lockChild = path.join(path.dirname(fileURLToPath(import.meta.url)), "lock-child.mjs");
 
-  function hold(id: string): Promise<{ child: ChildProcess; line: string }> {
-    const child = spawn(process.execPath, [lockChild, db.url, id], { stdio: ["ignore", "pipe", "inherit"] });
+describe("the one-writer lock", () => {
+  function hold(id: string, leaseMs?: number): Promise<{ child: ChildProcess; line: string }> {
+    const args = [lockChild, db.url, id, ...(leaseMs === undefined ? [] : [String(leaseMs)])];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     children.push(child);
     return new Promise((resolve) => {
       let out = "";
@@ -188,6 +189,66 @@ describe("the one-writer lock", () => {
     expect(writers).toEqual([{ pid: Number(pid) }]);
     await reopened?.close();
   }, 30_000);
+});
+
+describe("the lock's lease", () => {
+  it("a holder frozen by SIGSTOP loses the session within its lease; woken, it writes nothing more", async () => {
+    const session = await store.create();
+    const id = session.id;
+    await session.close();
+    const lease = 1_500;
+    const child = spawn(process.execPath, [lockChild, db.url, id, String(lease)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    children.push(child);
+    const lines: string[] = [];
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      lines.push(...chunk.split("\n").filter(Boolean));
+    });
+    const waitFor = async (what: RegExp) => {
+      for (let i = 0; i < 200 && !lines.some((line) => what.test(line)); i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      return lines.find((line) => what.test(line));
+    };
+    expect(await waitFor(/^opened/)).toBeDefined();
+    await expect(store.open(id, { lockWaitMs: 0 })).rejects.toMatchObject({ code: "session_in_use" });
+    child.kill("SIGSTOP");
+    const frozenAt = Date.now();
+    let next: Session | undefined;
+    while (next === undefined && Date.now() - frozenAt < lease * 4) {
+      next = await store.open(id, { lockWaitMs: 200 }).catch((error: unknown) => {
+        if (!isHarnessError(error, "session_in_use")) throw error;
+        return undefined;
+      });
+    }
+    const took = Date.now() - frozenAt;
+    expect(next).toBeDefined();
+    // Not before the lease: a live holder that is only quiet keeps its lock (see the renewal test).
+    expect(took).toBeGreaterThanOrEqual(lease - 200);
+    expect(took).toBeLessThan(lease * 3);
+    (next as Session).append({ type: "custom", customType: "next writer" });
+    await (next as Session).whenStored();
+    child.kill("SIGCONT");
+    expect(await waitFor(/^(wrote|refused)/)).toBe("refused session");
+    await next?.close();
+    const final = await store.open(id, { readOnly: true });
+    expect(final.entries().map((e) => (e.type === "custom" ? e.customType : e.type))).toEqual([
+      "writer",
+      "next writer",
+    ]);
+    child.kill("SIGKILL");
+  }, 30_000);
+
+  it("a live holder renews its lease: quiet for several leases, it keeps the session and writes", async () => {
+    const lease = 600;
+    const leased = new PostgresSessionStore(db.url, { leaseMs: lease });
+    const session = await leased.create();
+    await new Promise((resolve) => setTimeout(resolve, lease * 4));
+    await expect(store.open(session.id, { lockWaitMs: 0 })).rejects.toMatchObject({ code: "session_in_use" });
+    session.append({ type: "custom", customType: "still mine" });
+    await session.whenStored();
+    await session.close();
+  });
 });
 
 describe("a backend terminated under an open session", () => {

@@ -186,6 +186,21 @@ export function stopCluster(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * Restart the cluster in `dir` (`-m fast`: every backend is terminated, 57P01, as in a
+ * server restart or failover), on the same port; resolves once it accepts connections.
+ */
+export async function restartCluster(dir: string): Promise<void> {
+  if (!/^rein-pg-/.test(basename(dir)))
+    throw new TypeError(`restartCluster: ${dir} is not a cluster dir made by startCluster`);
+  await run(
+    join(postgresBinDir(), "pg_ctl"),
+    ["-D", join(dir, "data"), "-l", join(dir, "server.log"), "-m", "fast", "-w", "-t", "60", "restart"],
+    serverAccount(),
+    dir,
+  );
+}
+
 /** psql from the cluster's binaries, for database-level setup (CREATE/DROP DATABASE). */
 export function psql(url: string, sql: string): Promise<string> {
   return run(

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { psql, type RunningCluster, startCluster, stopCluster } from "./cluster.js";
 
 export type { RunningCluster } from "./cluster.js";
-export { postgresBinDir, psql, startCluster, stopCluster } from "./cluster.js";
+export { postgresBinDir, psql, restartCluster, startCluster, stopCluster } from "./cluster.js";
 export { TestPostgresError, TestPostgresErrorCode } from "./errors.js";
 
 export interface TestPostgres {

@@ -2,7 +2,16 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, dropDatabase, psql, startPostgres, type TestPostgres } from "../src/index.js";
+import {
+  createDatabase,
+  dropDatabase,
+  psql,
+  restartCluster,
+  startCluster,
+  startPostgres,
+  stopCluster,
+  type TestPostgres,
+} from "../src/index.js";
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -47,6 +56,18 @@ describe("a throwaway cluster (REIN_PG_URL unset)", () => {
     await expect(psql(a, "SELECT 1")).rejects.toMatchObject({ code: "pg_command_failed" });
     await dropDatabase(b);
   });
+
+  it("restart terminates every connection and serves again on the same port", async () => {
+    const cluster = await startCluster();
+    try {
+      const before = await psql(cluster.url, "SELECT pg_postmaster_start_time()");
+      await restartCluster(cluster.dir);
+      expect(await psql(cluster.url, "SELECT 40 + 2")).toContain("42");
+      expect(await psql(cluster.url, "SELECT pg_postmaster_start_time()")).not.toBe(before);
+    } finally {
+      stopCluster(cluster.dir);
+    }
+  }, 60_000);
 
   it("stop kills the server and removes the temp dir", async () => {
     const own = await startPostgres({});

@@ -6,6 +6,7 @@
  */
 import {
   AgentHarness,
+  type Durability,
   isHarnessError,
   MemoryStorage,
   Session,
@@ -52,6 +53,10 @@ export interface AgentOptions {
   ephemeralHeader?: SessionHeader;
   /** Replaces the provider stream (`rein replay` serves the recorded replies). */
   streamFn?: StreamFunction;
+  /** A PostgreSQL session lock's lease in ms (`rein worker --lease`; see @rein/store-postgres). */
+  leaseMs?: number;
+  /** When the session reaches the disk (default `save-point`; `rein mcp serve` uses `group`). */
+  durability?: Durability;
 }
 
 export interface Agent {
@@ -86,7 +91,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const plugins = await resolvePlugins(loaded);
   options.check?.(loaded, plugins);
   const store = sessionStore(loaded);
-  const sessions = await sessionBackend(loaded);
+  const sessions = await sessionBackend(loaded, options.leaseMs);
   let session: Session;
   let fresh = false;
   if (options.ephemeral) {
@@ -120,7 +125,7 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
     session,
     model: model.model,
     cwd: options.cwd,
-    durability: "save-point",
+    durability: options.durability ?? "save-point",
     requestOptions: model.requestOptions,
     models: model.models,
     // Through `route`, so `agent.setModel` can switch the provider between requests.
@@ -218,6 +223,7 @@ async function openSession<T>(open: () => Promise<T>, what: string): Promise<T> 
     return await open();
   } catch (error) {
     if (isHarnessError(error, "session_in_use")) throw sessionInUse(error.message, error);
+    if (error instanceof CliError && error.code === "database") throw error; // the store is unusable, not the session
     throw sessionNotFound(`cannot open ${what}: ${(error as Error).message}`, error);
   }
 }

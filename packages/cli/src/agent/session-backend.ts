@@ -5,11 +5,12 @@
  * through this one port, so both stores behave the same from the command line.
  * Invariant: @rein/store-postgres is loaded only when the config selects it.
  */
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   type CreateSessionOptions,
   JsonlStorage,
+  maskConnectionStrings,
   Session,
   SessionStore,
   type SessionSummary,
@@ -18,6 +19,7 @@ import {
 import type { LoadedConfig } from "../config/load-config.js";
 import { whereWritten } from "../config/value-origin.js";
 import { configError } from "../errors.js";
+import { usingDatabase } from "./database-errors.js";
 
 export interface SessionBackendPort {
   readonly kind: "jsonl" | "postgres";
@@ -37,6 +39,8 @@ export interface SessionBackendPort {
   exportJsonl(idOrPrefix: string, file: string): Promise<string>;
   /** Copies a JSONL session file into this store under the same id. */
   importJsonl(file: string): Promise<{ id: string; entries: number; warnings: string[] }>;
+  /** Checks the store can be used for real (`rein doctor`): resolves with what it found, or throws why not. */
+  probe(): Promise<string>;
 }
 
 /** The JSONL directory of a config (also used by commands that only know files). */
@@ -44,9 +48,10 @@ export function sessionDir(loaded: LoadedConfig): string {
   return resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions");
 }
 
-export async function sessionBackend(loaded: LoadedConfig): Promise<SessionBackendPort> {
+/** `leaseMs`: how long a silent holder keeps a PostgreSQL session's lock (the store's default if unset). */
+export async function sessionBackend(loaded: LoadedConfig, leaseMs?: number): Promise<SessionBackendPort> {
   const session = loaded.config.session;
-  if (session?.store === "postgres") return postgresBackend(loaded, session.url as string);
+  if (session?.store === "postgres") return postgresBackend(loaded, session.url as string, leaseMs);
   return jsonlBackend(new SessionStore(sessionDir(loaded)));
 }
 
@@ -79,6 +84,11 @@ function jsonlBackend(store: SessionStore): SessionBackendPort {
       copyToFile(source, target);
       return { id: source.id, entries: source.storage.load().entries.length, warnings: source.warnings };
     },
+    probe: async () => {
+      if (!existsSync(store.dir)) mkdirSync(store.dir, { recursive: true });
+      accessSync(store.dir, constants.W_OK);
+      return `jsonl ${store.dir}`;
+    },
   };
 }
 
@@ -99,7 +109,11 @@ function copyToFile(source: Session, file: string): void {
 
 const postgresStores = new Map<string, import("@rein/store-postgres").PostgresSessionStore>();
 
-async function postgresBackend(loaded: LoadedConfig, url: string): Promise<SessionBackendPort> {
+async function postgresBackend(
+  loaded: LoadedConfig,
+  url: string,
+  leaseMs: number | undefined,
+): Promise<SessionBackendPort> {
   let module: typeof import("@rein/store-postgres");
   try {
     module = await import("@rein/store-postgres");
@@ -111,30 +125,39 @@ async function postgresBackend(loaded: LoadedConfig, url: string): Promise<Sessi
   }
   // One store per database and process: its schema check runs once, not on every
   // session a worker opens.
-  let store = postgresStores.get(url);
+  const key = `${leaseMs ?? ""} ${url}`;
+  let store = postgresStores.get(key);
   if (store === undefined) {
-    store = new module.PostgresSessionStore(url);
-    postgresStores.set(url, store);
+    store = new module.PostgresSessionStore(url, leaseMs === undefined ? {} : { leaseMs });
+    postgresStores.set(key, store);
   }
-  const where = url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+  const where = maskConnectionStrings(url);
+  // Every call: a database that cannot be used is the one `database` error (exit 2).
+  const use = <T>(work: () => Promise<T>) => usingDatabase("session store", where, work);
+  const pg = store;
   return {
     kind: "postgres",
     where,
-    create: (options) => store.create(options),
-    open: (id) => store.open(id),
-    openLatest: () => store.openLatest(),
-    openReadOnly: (id) => store.open(id, { readOnly: true }),
-    list: () => store.list(),
-    sessionsWithParks: () => store.sessionsWithJournal("tool_park"),
-    fork: (id, entryId) => store.fork(id, entryId),
+    create: (options) => use(() => pg.create(options)),
+    open: (id) => use(() => pg.open(id)),
+    openLatest: () => use(() => pg.openLatest()),
+    openReadOnly: (id) => use(() => pg.open(id, { readOnly: true })),
+    list: () => use(() => pg.list()),
+    sessionsWithParks: () => use(() => pg.sessionsWithJournal("tool_park")),
+    fork: (id, entryId) => use(() => pg.fork(id, entryId)),
     discard: async (session) => {
       await session.close();
-      await store.remove(session.id);
+      await use(() => pg.remove(session.id));
     },
-    exportJsonl: (id, file) => store.exportToFile(id, file),
+    exportJsonl: (id, file) => use(() => pg.exportToFile(id, file)),
     importJsonl: (file) => {
       if (!existsSync(file)) throw configError(`no such session file: ${file}`);
-      return store.importJsonl(file);
+      return use(() => pg.importJsonl(file));
     },
+    probe: () =>
+      use(async () => {
+        await pg.ready();
+        return `postgres ${where} (reachable, schema up to date)`;
+      }),
   };
 }

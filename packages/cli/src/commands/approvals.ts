@@ -15,7 +15,7 @@ import { userInfo } from "node:os";
 import { type Approval, approvalsOf, isHarnessError, resolveApproval, type Session } from "@rein/harness";
 import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
-import { approvalRefused, ExitCode, sessionInUse, sessionNotFound } from "../errors.js";
+import { approvalRefused, CliError, ExitCode, sessionInUse, sessionNotFound } from "../errors.js";
 import type { GlobalOptions } from "../globals.js";
 import { shorten, terminal } from "../ui/terminal.js";
 
@@ -47,6 +47,7 @@ async function readApprovals(store: SessionBackendPort, sessionId?: string): Pro
     try {
       ids = await store.sessionsWithParks();
     } catch (error) {
+      if (error instanceof CliError && error.code === "database") throw error;
       throw sessionNotFound(`cannot list the sessions in ${store.where}: ${(error as Error).message}`, error);
     }
   }

@@ -4,6 +4,7 @@
  * use - the same loading and merging as `rein run` (plugins are imported to learn
  * their names, never set up), with the same flags.
  */
+import { maskConnectionStrings } from "@rein/harness";
 import { isReinPlugin } from "@rein/sdk";
 import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
@@ -42,7 +43,9 @@ export async function configCommand(options: ConfigOptions, globals: GlobalOptio
   const fileOf = (layer: LayerName) =>
     layer === "flags" ? FLAG_FILE : (loaded.layers.find((l) => l.name === layer)?.file ?? "");
   const layers = layerTable(loaded);
-  const { out } = terminal();
+  // Connection strings are secrets: `session.url` and the like print masked.
+  const term = terminal();
+  const out = { write: (text: string) => term.out.write(maskConnectionStrings(text)) };
   if (options.json) {
     const where = (leaf: OriginLeaf) => ({ layer: leaf.layer, file: fileOf(leaf.layer) });
     const origins: Record<string, { layer: LayerName; file: string }> = {};
@@ -57,7 +60,7 @@ export async function configCommand(options: ConfigOptions, globals: GlobalOptio
     out.write(`${JSON.stringify({ layers, config, origins }, null, 2)}\n`);
     return ExitCode.ok;
   }
-  const { c } = terminal();
+  const { c } = term;
   out.write("layers (lowest precedence first; managed > flags > local > project > user):\n");
   for (const layer of layers) {
     out.write(

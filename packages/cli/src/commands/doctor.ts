@@ -1,7 +1,8 @@
 /** `rein doctor`: checks config, plugins, options, model and credentials, and says what is wrong. Exit 2 when anything is. */
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { maskConnectionStrings } from "@rein/harness";
 import { inspectionAgent } from "../agent/build-agent.js";
+import { sessionBackend } from "../agent/session-backend.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { cacheDir } from "../config/module-loader.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -78,8 +79,12 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
     } catch (error) {
       checks.push(failure("plugins", error));
     }
-    const dir = resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions");
-    checks.push(writable("sessions", dir));
+    // The store the config selects, used for real: its JSONL folder, or its database.
+    try {
+      checks.push({ name: "sessions", ok: true, detail: await (await sessionBackend(loaded)).probe() });
+    } catch (error) {
+      checks.push(failure("sessions", error));
+    }
   }
   checks.push(writable("cache", cacheDir()));
   checks.push(await sandboxDoctorCheck(plugins));
@@ -87,8 +92,8 @@ export async function doctorCommand(globals: GlobalOptions): Promise<number> {
   const term = terminal();
   for (const check of checks) {
     const mark = !check.ok ? term.co.red("✗") : check.warn ? term.co.yellow("!") : term.co.green("✓");
-    term.out.write(`${mark} ${check.name.padEnd(8)} ${check.detail}\n`);
-    if (check.hint) term.out.write(`  ${term.co.dim(check.hint)}\n`);
+    term.out.write(maskConnectionStrings(`${mark} ${check.name.padEnd(8)} ${check.detail}\n`));
+    if (check.hint) term.out.write(maskConnectionStrings(`  ${term.co.dim(check.hint)}\n`));
   }
   return checks.every((check) => check.ok) ? ExitCode.ok : ExitCode.usage;
 }

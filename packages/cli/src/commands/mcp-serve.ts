@@ -117,7 +117,14 @@ export async function mcpServeCommand(options: McpServeOptions, globals: GlobalO
     throw usageError("--allow-origin only applies with --http (stdio has no origins)");
   }
   const protocolOut = port === undefined ? claimStdio() : undefined;
-  const agent = await buildAgent({ cwd: globals.cwd, configPath: globals.config, script: [] });
+  // Group commit: a call's answer goes out once its record is in the OS, not on disk
+  // (a crash of this process loses nothing; see the README's "rein mcp serve").
+  const agent = await buildAgent({
+    cwd: globals.cwd,
+    configPath: globals.config,
+    script: [],
+    durability: "group",
+  });
   const scripted = agent.model.scripted;
   if (!scripted) throw new Error("internal: rein mcp serve needs its scripted stand-in model");
   // Each call is a short run of its own: summarising the calls would only cost time.

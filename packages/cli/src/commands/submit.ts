@@ -5,18 +5,15 @@
  * The session is created in (or looked up from) the configured store, the one the
  * workers run on: JSONL files they share, or PostgreSQL.
  */
-import { sessionBackend } from "../agent/session-backend.js";
+import { maskConnectionStrings } from "@rein/harness";
+import { usingDatabase } from "../agent/database-errors.js";
+import { type SessionBackendPort, sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
-import { ExitCode, sessionNotFound, usageError } from "../errors.js";
+import { CliError, ExitCode, sessionNotFound, usageError } from "../errors.js";
 import type { GlobalOptions } from "../globals.js";
 import { terminal } from "../ui/terminal.js";
-import {
-  closeQueue,
-  followSession,
-  openQueue,
-  type QueueNotice,
-  submitPrompt,
-} from "../worker/prompt-queue.js";
+import { followSession, type QueueNotice } from "../worker/notices.js";
+import { closeQueue, openQueue, submitPrompt } from "../worker/prompt-queue.js";
 import { queueUrl } from "./worker.js";
 
 export interface SubmitOptions {
@@ -35,21 +32,16 @@ export async function submitCommand(
   if (prompt === "") throw usageError("no prompt given", 'rein submit "what to do" [--session <id>]');
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
   const url = queueUrl(options.db, loaded);
+  const where = maskConnectionStrings(url);
   const store = await sessionBackend(loaded);
+  // The queue first: a queue that cannot be used must not leave a new, empty session behind.
+  const boss = await usingDatabase("queue", where, () => openQueue(url, { role: "client" }));
   let sessionId: string;
-  if (options.session) {
-    try {
-      // The full id, so workers and followers agree on it (read without locking: a run may hold it).
-      const session = await store.openReadOnly(options.session);
-      sessionId = session.id;
-      await session.close();
-    } catch (error) {
-      throw sessionNotFound((error as Error).message, error);
-    }
-  } else {
-    const session = await store.create({ cwd: globals.cwd });
-    sessionId = session.id;
-    await session.close();
+  try {
+    sessionId = await sessionFor(store, options.session, globals.cwd);
+  } catch (error) {
+    await closeQueue(boss);
+    throw error;
   }
   const term = terminal();
   let ended: ((status: string) => void) | undefined;
@@ -68,10 +60,21 @@ export async function submitCommand(
     else if (notice.kind === "event") describe(notice.event, term.out, term.err);
     if (notice.kind === "end") ended?.(notice.status);
   };
-  const follower = options.follow ? await followSession(url, sessionId, onNotice) : undefined;
-  const boss = await openQueue(url, { role: "client" });
+  let follower: { stop(): Promise<void> } | undefined;
   try {
-    requestId = await submitPrompt(boss, { sessionId, prompt });
+    if (options.follow)
+      follower = await usingDatabase("queue", where, () =>
+        followSession(url, sessionId, onNotice, (error) => {
+          // The request goes on in the workers; only this stream of it is gone.
+          term.err.write(
+            maskConnectionStrings(
+              `rein: lost the queue database while following request ${requestId ?? ""} (${error.message}); it goes on in the workers: rein sessions show ${sessionId}\n`,
+            ),
+          );
+          ended?.("lost");
+        }),
+      );
+    requestId = await usingDatabase("queue", where, () => submitPrompt(boss, { sessionId, prompt }));
   } finally {
     await closeQueue(boss);
   }
@@ -84,6 +87,24 @@ export async function submitCommand(
   const status = await end;
   await follower.stop();
   return status === "completed" ? ExitCode.ok : status === "parked" ? ExitCode.parked : ExitCode.failed;
+}
+
+/** The session to queue for: `--session`'s (its full id), else a new one. */
+async function sessionFor(store: SessionBackendPort, id: string | undefined, cwd: string): Promise<string> {
+  if (id === undefined) {
+    const session = await store.create({ cwd });
+    await session.close();
+    return session.id;
+  }
+  try {
+    // The full id, so workers and followers agree on it (read without locking: a run may hold it).
+    const session = await store.openReadOnly(id);
+    await session.close();
+    return session.id;
+  } catch (error) {
+    if (error instanceof CliError && error.code === "database") throw error;
+    throw sessionNotFound((error as Error).message, error);
+  }
 }
 
 function describe(

@@ -1,19 +1,21 @@
 /**
- * The prompt queue: prompt jobs in PostgreSQL through pg-boss, and the event stream
- * back to whoever submitted them through LISTEN/NOTIFY, on the same database.
+ * The prompt queue: prompt jobs in PostgreSQL through pg-boss (the event stream back
+ * to whoever submitted them is in notices.ts, on the same database).
  *
  * Invariants: a job names its session and carries a `requestId` of its own (the
  * request's identity in the session, whatever pg-boss job carries it: a job may be
- * re-sent, never re-run, see session-jobs.ts); one NOTIFY channel per session, so a
- * follower hears only its session; a notification never exceeds PostgreSQL's payload
- * limit (a large event is sent as its type and `truncated: true`).
+ * re-sent, never re-run, see session-jobs.ts) and its `submittedAt`, kept when it is
+ * re-sent: requests of one session run in that order. A worker runs only a job of
+ * this shape (parsePromptJob); anything else is refused with its reason.
+ * A worker heartbeats each job it holds (pg-boss `heartbeatSeconds`, the worker's
+ * `--lease`): a job whose worker died or froze is retried within that time.
  *
  * pg-boss 12 lives in a schema of Rein's own (QUEUE_SCHEMA). Rein before pg-boss 12 used
  * pg-boss 10 in the shared default schema `pgboss`, which pg-boss 12 cannot migrate
  * (its oldest starting point is pg-boss 11's schema); a worker moves the prompt jobs
  * still waiting there into the new queue when it starts (moveLegacyJobs).
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 // Types only: pg-boss (with its OpenTelemetry, cron and rrule dependencies, ~110 ms to
 // import on a quiet 2-core machine) loads when a queue is opened, not with @rein/cli.
@@ -33,7 +35,43 @@ export interface PromptJob {
   requestId: string;
   sessionId: string;
   prompt: string;
+  /** When the request was first submitted (ms since the epoch): its place in its session's order. */
   submittedAt: number;
+  /** How often the request was sent back to wait (its session parked, or busy): the next wait grows. */
+  waits?: number;
+}
+
+/** The longest id a job may carry (ids are UUIDs; imported sessions keep theirs). */
+const MAX_ID = 200;
+
+/** The job as a worker may run it, or why not. Nothing about a refused job reaches a session. */
+export function parsePromptJob(data: unknown): PromptJob | { refused: string } {
+  if (typeof data !== "object" || data === null || Array.isArray(data))
+    return { refused: "the job's data is not an object" };
+  const job = data as Record<string, unknown>;
+  for (const key of ["requestId", "sessionId"] as const) {
+    const value = job[key];
+    if (typeof value !== "string" || value.trim() === "")
+      return { refused: `${key} is missing or not a non-empty string` };
+    if (value.length > MAX_ID || !/^[\w.:-]+$/.test(value))
+      return { refused: `${key} is not an id (letters, digits, . _ : -; at most ${MAX_ID})` };
+  }
+  if (typeof job.prompt !== "string" || job.prompt.trim() === "")
+    return { refused: "prompt is missing or not a non-empty string" };
+  if (typeof job.submittedAt !== "number" || !Number.isFinite(job.submittedAt))
+    return { refused: "submittedAt is missing or not a number" };
+  if (
+    job.waits !== undefined &&
+    (typeof job.waits !== "number" || !Number.isInteger(job.waits) || job.waits < 0)
+  )
+    return { refused: "waits is not a whole number >= 0" };
+  return {
+    requestId: job.requestId as string,
+    sessionId: job.sessionId as string,
+    prompt: job.prompt,
+    submittedAt: job.submittedAt,
+    ...(job.waits === undefined ? {} : { waits: job.waits as number }),
+  };
 }
 
 export interface QueueSettings {
@@ -43,17 +81,15 @@ export interface QueueSettings {
   retryLimit?: number;
   /** How often this process looks for lost jobs, in seconds (default 60; at least 1). */
   maintenanceIntervalSeconds?: number;
+  /** Seconds a held job may go without its worker's heartbeat before it is retried (at least 10). */
+  heartbeatSeconds?: number;
   /** A submitter only sends: no maintenance timers in its process. */
   role?: "worker" | "client";
+  /** pg-boss's pool size (default 2 for a client, 4 for a worker). */
+  connections?: number;
+  /** Where pg-boss's own errors go (a database restart: it reconnects by itself). */
+  onError?: (error: Error) => void;
 }
-
-/** What a follower receives: an event of a request's run, or the request's end. */
-export type QueueNotice =
-  | { requestId: string; sessionId: string; kind: "event"; event: { type: string; [key: string]: unknown } }
-  | { requestId: string; sessionId: string; kind: "end"; status: string; reason?: string };
-
-/** PostgreSQL's NOTIFY payload limit is 8000 bytes; stay under it with room for the envelope. */
-const MAX_PAYLOAD = 7_500;
 
 /** Starts pg-boss on `url` (installing or migrating its schema) with the prompt queue created. */
 export async function openQueue(url: string, settings: QueueSettings = {}): Promise<PgBoss> {
@@ -63,7 +99,7 @@ export async function openQueue(url: string, settings: QueueSettings = {}): Prom
   const boss = new PgBoss({
     connectionString: url,
     schema: QUEUE_SCHEMA,
-    max: client ? 2 : 4,
+    max: settings.connections ?? (client ? 2 : 4),
     // A submitter only sends: no supervision (expiry of lost jobs), no instance heartbeat.
     supervise: !client,
     registerInstance: !client,
@@ -75,13 +111,16 @@ export async function openQueue(url: string, settings: QueueSettings = {}): Prom
     // A worker hears about a new job at once (NOTIFY), polling stays as the backstop.
     useListenNotify: !client,
   });
-  boss.on("error", () => undefined); // maintenance hiccups are retried by pg-boss itself
+  // Without a listener an 'error' (a terminated backend, 57P01) would end the process;
+  // pg-boss retries what failed once the server is back.
+  boss.on("error", (error: Error) => settings.onError?.(error));
   await boss.start();
   const existing = await boss.getQueue(PROMPT_QUEUE);
   const options = {
     retryLimit: settings.retryLimit ?? 5,
     retryDelay: 1,
     expireInSeconds: settings.expireInSeconds ?? 900,
+    ...(settings.heartbeatSeconds === undefined ? {} : { heartbeatSeconds: settings.heartbeatSeconds }),
     notify: true,
   };
   // Workers own the queue's settings (jobs take them when sent); a submitter never changes them.
@@ -144,62 +183,21 @@ export async function moveLegacyJobs(url: string, boss: PgBoss): Promise<number>
   }
 }
 
-/** Queues a prompt for a session; resolves with its request id. */
+/** Queues a prompt for a session (or sends a job again, as it was); resolves with its request id. */
 export async function submitPrompt(
   boss: PgBoss,
-  request: { sessionId: string; prompt: string; requestId?: string },
+  request: { sessionId: string; prompt: string; requestId?: string; submittedAt?: number; waits?: number },
   options: { startAfterSeconds?: number } = {},
 ): Promise<string> {
   const job: PromptJob = {
     requestId: request.requestId ?? randomUUID(),
     sessionId: request.sessionId,
     prompt: request.prompt,
-    submittedAt: Date.now(),
+    submittedAt: request.submittedAt ?? Date.now(),
+    ...(request.waits === undefined ? {} : { waits: request.waits }),
   };
   const sendOptions = options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {};
   const id = await boss.send(PROMPT_QUEUE, job, sendOptions);
   if (id === null) throw new Error(`pg-boss refused the prompt job for session ${request.sessionId}`);
   return job.requestId;
-}
-
-/** The NOTIFY channel of a session: a hash, since channel names are identifiers of at most 63 bytes. */
-export function sessionChannel(sessionId: string): string {
-  return `rein_s_${createHash("sha256").update(sessionId).digest("hex").slice(0, 40)}`;
-}
-
-/** Publishes a notice on its session's channel (best effort: a follower may not be listening). */
-export async function publish(client: pg.ClientBase, notice: QueueNotice): Promise<void> {
-  let payload = JSON.stringify(notice);
-  if (Buffer.byteLength(payload) > MAX_PAYLOAD && notice.kind === "event") {
-    payload = JSON.stringify({ ...notice, event: { type: notice.event.type, truncated: true } });
-  }
-  await client.query("SELECT pg_notify($1, $2)", [sessionChannel(notice.sessionId), payload]);
-}
-
-/**
- * Listens to a session's notices until `stop()`; `onNotice` gets each one in order.
- * Resolves once LISTEN is in place, so a prompt submitted afterwards loses nothing.
- */
-export async function followSession(
-  url: string,
-  sessionId: string,
-  onNotice: (notice: QueueNotice) => void,
-): Promise<{ stop(): Promise<void> }> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const channel = sessionChannel(sessionId);
-  client.on("notification", (message) => {
-    if (message.channel !== channel || message.payload === undefined) return;
-    try {
-      onNotice(JSON.parse(message.payload) as QueueNotice);
-    } catch {
-      // not ours
-    }
-  });
-  await client.query(`LISTEN ${channel}`);
-  return {
-    async stop() {
-      await client.end().catch(() => undefined);
-    },
-  };
 }

@@ -31,7 +31,7 @@ import {
 } from "./live-config.js";
 import type { QueueModes } from "./message-queues.js";
 
-export type Durability = "save-point" | "strict" | "none";
+export type Durability = "save-point" | "group" | "strict" | "none";
 
 export interface AgentHarnessOptions {
   session: Session;
@@ -66,6 +66,10 @@ export interface AgentHarnessOptions {
    * When the session is flushed to stable storage (every append is in the OS at once either way):
    * - `save-point` (default): an fsync starts at every save point without blocking the next turn
    *   (consecutive ones coalesce), and settle waits for it;
+   * - `group`: as `save-point`, but settle does not wait either: the run's end is in the OS
+   *   when `settled` is emitted (a crash of this process loses nothing) and on disk once
+   *   the fsync under way completes, which overlapping runs share (group commit); only a
+   *   power or kernel failure in that window (one fsync, milliseconds) can lose it;
    * - `strict`: every save point waits for its fsync;
    * - `none`: left to the OS.
    */
@@ -198,7 +202,10 @@ export const OPTION_RULES: { readonly [K in OptionKey]: OptionRule } = {
     expected: "an integer >= 0",
     ok: (v) => typeof v === "number" && Number.isInteger(v) && v >= 0,
   },
-  durability: { expected: '"save-point", "strict" or "none"', ok: oneOf("save-point", "strict", "none") },
+  durability: {
+    expected: '"save-point", "group", "strict" or "none"',
+    ok: oneOf("save-point", "group", "strict", "none"),
+  },
   models: {
     expected: "a pi-ai Models collection (createModels())",
     ok: (v) => isPlainObject(v) && typeof (v as { streamSimple?: unknown }).streamSimple === "function",

@@ -70,13 +70,16 @@ export class SessionWriter {
 
   /**
    * Flushes to stable storage as the durability setting says: `strict` always
-   * waits; `save-point` waits at settle and fork but not at a save point; `none`
-   * leaves it to the OS (except `force`: fork copies the file, which must be complete).
+   * waits; `save-point` waits at settle and fork but not at a save point; `group`
+   * waits only at fork (the fsyncs of save points and settles run off the main thread
+   * and coalesce); `none` leaves it to the OS (except `force`: fork copies the file,
+   * which must be complete).
    */
   sync(when: "save-point" | "settle" | "force"): void {
     if (when === "force") this.session.sync();
     else if (this.durability !== "none") {
-      this.session.sync({ wait: when === "settle" || this.durability === "strict" });
+      const wait = this.durability === "strict" || (when === "settle" && this.durability === "save-point");
+      this.session.sync({ wait });
     }
   }
 
