@@ -19,10 +19,13 @@ import {
   stopCluster,
 } from "@rein/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startOtlpReceiver } from "../../plugins/plugin-otel/test/support/otlp-receiver.js";
 import { closeQueue, openQueue, PROMPT_QUEUE, submitPrompt } from "../src/worker/prompt-queue.js";
 import { REQUEST_ENTRY } from "../src/worker/session-jobs.js";
 import { cleanup, project, rein, scriptedConfig } from "./support/rein-process.js";
 import { killWorkers, MARK_PLUGIN, readMarks, spawnWorker, until, type Worker } from "./support/workers.js";
+
+const OTEL_DIST = join(import.meta.dirname, "../../plugins/plugin-otel/dist/index.js");
 
 let cluster: RunningCluster;
 
@@ -76,9 +79,15 @@ interface Place {
   read(id: string): Promise<Session>;
 }
 
-async function place(script: unknown[], plugins: string[], files: Record<string, string>, extra = "") {
+/** `plugins`: specifiers, or the config's plugins list as code (an entry with options). */
+async function place(
+  script: unknown[],
+  plugins: string[] | { code: string },
+  files: Record<string, string>,
+  extra = "",
+) {
   const db = await createDatabase(cluster.url, "rein_resilience");
-  const list = JSON.stringify(plugins);
+  const list = Array.isArray(plugins) ? JSON.stringify(plugins) : plugins.code;
   const dir = project({
     ...files,
     "rein.config.ts": scriptedConfig(
@@ -309,6 +318,27 @@ describe("a worker that survives production", { timeout: 180_000 }, () => {
     expect(readMarks(p.dir).filter((m) => m.what === "start")).toHaveLength(1);
     worker.child.kill("SIGTERM");
     expect(await worker.exit).toBe(0);
+  });
+
+  it("the submitter's trace (TRACEPARENT) continues in the worker that runs the job", async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const otel = `[${JSON.stringify(OTEL_DIST)}, { endpoint: ${JSON.stringify(receiver.url)}, batchDelayMs: 10 }]`;
+      const p = await place(["traced answer"], { code: `[${otel}]` }, {});
+      const worker = p.worker();
+      await ready(worker);
+      const traceparent = "00-8a3c60f7d188f8fa79d48a391a778fa6-53995c3f42cd8ad8-01";
+      const result = await rein(["submit", "--follow", "go"], p.dir, { env: { TRACEPARENT: traceparent } });
+      expect(result.code, result.stderr).toBe(0);
+      await receiver.waitFor((spans) => spans.some((span) => span.name === "invoke_agent rein"));
+      const run = receiver.spans.find((span) => span.name === "invoke_agent rein");
+      expect(run?.traceId).toBe("8a3c60f7d188f8fa79d48a391a778fa6");
+      expect(run?.parentSpanId).toBe("53995c3f42cd8ad8");
+      worker.child.kill("SIGTERM");
+      expect(await worker.exit).toBe(0);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("an answer far over NOTIFY's 8000 bytes reaches submit --follow whole", async () => {

@@ -74,7 +74,11 @@ export async function submitCommand(
           ended?.("lost");
         }),
       );
-    requestId = await usingDatabase("queue", where, () => submitPrompt(boss, { sessionId, prompt }));
+    // The caller's trace (OpenTelemetry's TRACEPARENT) goes with the job to the worker that runs it.
+    const traceparent = process.env.TRACEPARENT;
+    requestId = await usingDatabase("queue", where, () =>
+      submitPrompt(boss, { sessionId, prompt, ...(traceparent ? { traceparent } : {}) }),
+    );
   } finally {
     await closeQueue(boss);
   }

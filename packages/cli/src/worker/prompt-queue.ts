@@ -16,6 +16,7 @@
  * still waiting there into the new queue when it starts (moveLegacyJobs).
  */
 import { randomUUID } from "node:crypto";
+import { isTraceparent } from "@rein/sdk";
 import pg from "pg";
 // Types only: pg-boss (with its OpenTelemetry, cron and rrule dependencies, ~110 ms to
 // import on a quiet 2-core machine) loads when a queue is opened, not with @rein/cli.
@@ -39,6 +40,8 @@ export interface PromptJob {
   submittedAt: number;
   /** How often the request was sent back to wait (its session parked, or busy): the next wait grows. */
   waits?: number;
+  /** The submitter's W3C trace context: the run continues that trace (a tracing plugin's spans hang under it). */
+  traceparent?: string;
 }
 
 /** The longest id a job may carry (ids are UUIDs; imported sessions keep theirs). */
@@ -71,6 +74,8 @@ export function parsePromptJob(data: unknown): PromptJob | { refused: string } {
     prompt: job.prompt,
     submittedAt: job.submittedAt,
     ...(job.waits === undefined ? {} : { waits: job.waits as number }),
+    // Observability only: a malformed trace context is dropped, never forwarded, and never refuses the job.
+    ...(isTraceparent(job.traceparent) ? { traceparent: job.traceparent } : {}),
   };
 }
 
@@ -186,7 +191,14 @@ export async function moveLegacyJobs(url: string, boss: PgBoss): Promise<number>
 /** Queues a prompt for a session (or sends a job again, as it was); resolves with its request id. */
 export async function submitPrompt(
   boss: PgBoss,
-  request: { sessionId: string; prompt: string; requestId?: string; submittedAt?: number; waits?: number },
+  request: {
+    sessionId: string;
+    prompt: string;
+    requestId?: string;
+    submittedAt?: number;
+    waits?: number;
+    traceparent?: string;
+  },
   options: { startAfterSeconds?: number } = {},
 ): Promise<string> {
   const job: PromptJob = {
@@ -195,6 +207,7 @@ export async function submitPrompt(
     prompt: request.prompt,
     submittedAt: request.submittedAt ?? Date.now(),
     ...(request.waits === undefined ? {} : { waits: request.waits }),
+    ...(isTraceparent(request.traceparent) ? { traceparent: request.traceparent } : {}),
   };
   const sendOptions = options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {};
   const id = await boss.send(PROMPT_QUEUE, job, sendOptions);

@@ -22,6 +22,7 @@
  *   later). Once the approvals are answered, the next job resumes the parked run first.
  */
 import { type AgentHarness, isHarnessError, type RunOutcome, type Session } from "@rein/harness";
+import { traceContext } from "@rein/sdk";
 import type pg from "pg";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { noticeStream, type QueueNotice } from "./notices.js";
@@ -93,6 +94,8 @@ export async function runPromptJob(context: JobContext, job: PromptJob): Promise
         kind: "refused",
         reason: `no session "${job.sessionId}" (it is a prefix of ${agent.session.id})`,
       };
+    // The submitter's trace continues here (a tracing plugin hangs the run's spans under it).
+    if (job.traceparent !== undefined) traceContext(agent.harness).setParent(job.traceparent);
     return await runLocked(context, agent, job);
   } finally {
     await agent.dispose();
