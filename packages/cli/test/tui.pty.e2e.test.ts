@@ -82,6 +82,8 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
     const dir = project({
       "notes.txt": "one\ntwo\nthree\n",
       "long.txt": Array.from({ length: 12 }, (_, i) => `row ${i + 1}`).join("\n"),
+      ".rein/skills/release-notes/SKILL.md":
+        "---\nname: release-notes\ndescription: Writes release notes from the changelog.\n---\n\nRead CHANGELOG.md.\n",
       "rein.config.mjs": `export default {
   model: { script: ${JSON.stringify([
     MARKDOWN,
@@ -210,6 +212,11 @@ describe.skipIf(!hasTmux)("the terminal UI on a real terminal", { timeout: 120_0
     keys("-l", "/tree");
     keys("Enter");
     shown = await waitFor("◀ leaf");
+    keys("-l", "/skills");
+    keys("Enter");
+    shown = await waitFor(
+      /\/release-notes +Writes release notes from the changelog\. +\(project: \.rein\/skills\/release-notes\/SKILL\.md\)/,
+    );
     await save("6-model-mode", "after /model, /mode, /cost and /tree: the status line");
 
     // Ctrl-C twice when idle: quits, exit code 0.

@@ -9,6 +9,7 @@
  * layer does (so @rein/plugin-permissions is set up afresh with it; grants stay in
  * the session).
  */
+import { relative } from "node:path";
 import type { ReinConfig } from "@rein/sdk";
 import type { Agent } from "../agent/build-agent.js";
 import type { LiveReload } from "../agent/live-reload.js";
@@ -31,6 +32,7 @@ export const COMMANDS: { name: string; description: string; argumentHint?: strin
   },
   { name: "cost", description: "tokens and cost of the last run and of the session" },
   { name: "tree", description: "the session tree, or move the leaf", argumentHint: "[entry] [--summarize]" },
+  { name: "skills", description: "the skills this agent can use (/<name> runs one)" },
   { name: "fork", description: "copy the branch into a new session", argumentHint: "[entry]" },
   { name: "label", description: "label an entry", argumentHint: "<entry|.> <text>" },
   { name: "compact", description: "summarise older turns", argumentHint: "[instructions]" },
@@ -83,6 +85,22 @@ export function chatCommands(
           await slashCommand(agent, term, "/help", ui.lastRun());
           say(TUI_HELP.trimEnd());
           return true;
+        case "/skills": {
+          const skills = agent.harness.skills;
+          if (skills.length === 0) {
+            say(
+              "no skills (they live in .rein/skills/<name>/SKILL.md; rein skills list shows where Rein looks)",
+            );
+            return true;
+          }
+          for (const skill of skills) {
+            const shown = relative(where.cwd, skill.path);
+            say(
+              `${c.bold(`/${skill.name}`)}  ${skill.description}  ${c.dim(`(${skill.source ?? "skill"}: ${shown})`)}`,
+            );
+          }
+          return true;
+        }
         case "/reload":
           await live.reload();
           ui.changed();
