@@ -213,5 +213,11 @@ export {
 } from "./skills/index.js";
 export { type TextMask, type TextMasks, textMasks } from "./text-masks.js";
 export { defineTool, isAgentToolLike, type ToolDefinition } from "./tool.js";
-export { isTraceparent, type TraceContext, type TraceparentSource, traceContext } from "./trace-context.js";
+export {
+  isTraceparent,
+  type ObservedDecision,
+  type TraceContext,
+  type TraceparentSource,
+  traceContext,
+} from "./trace-context.js";
 export { type TruncatedOutput, type TruncateOptions, truncateOutput } from "./truncate-output.js";

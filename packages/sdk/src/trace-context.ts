@@ -3,7 +3,8 @@
  * says where a harness's traces continue from (`setParent`: a worker job's
  * submitter, the agent that called `rein hook`), a tracing plugin publishes how
  * to reach a tool call's span (`provide`), and a tool that calls out (MCP's
- * `params._meta.traceparent`) asks for it (`traceparentFor`).
+ * `params._meta.traceparent`) asks for it (`traceparentFor`); a host deciding
+ * outside a run (`rein hook`) reports its decisions for tracers (`observeDecision`).
  *
  * Invariants: only well-formed W3C `traceparent` values (version 00, non-zero
  * ids) are ever stored or handed out, so a malformed value from a job or an
@@ -16,6 +17,20 @@ import { OwnedEntries } from "./owned-entries.js";
 /** A tracer's answer for one tool call: its span's `traceparent`, or nothing. */
 export type TraceparentSource = (toolCallId: string) => string | undefined;
 
+/**
+ * A decision made outside a run (`rein hook` deciding another agent's tool call):
+ * no run emits events for it, so the host reports it here for tracers to record.
+ */
+export interface ObservedDecision {
+  toolCallId: string;
+  toolName: string;
+  decision: "allow" | "deny" | "ask";
+  by: string;
+  reason: string;
+  /** Whose call it was (`claude-code`, `codex`, `gemini`). */
+  agent?: string;
+}
+
 export interface TraceContext {
   /** Where this harness's runs continue a trace from, if a host said so. */
   readonly parent: string | undefined;
@@ -25,6 +40,10 @@ export interface TraceContext {
   provide(owner: string, source: TraceparentSource): () => void;
   /** The `traceparent` of the span of this tool call, from the first tracer that knows it. */
   traceparentFor(toolCallId: string): string | undefined;
+  /** A tracer listens for decisions made outside a run. Returns a disposer. */
+  onDecision(owner: string, listener: (decision: ObservedDecision) => void): () => void;
+  /** A host reports a decision made outside a run; a failing listener never fails the host. */
+  observeDecision(decision: ObservedDecision): void;
 }
 
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -38,6 +57,7 @@ const KEY = Symbol("rein.trace-context");
 
 function createTraceContext(): TraceContext {
   const sources = new OwnedEntries<TraceparentSource>();
+  const decisionListeners = new OwnedEntries<(decision: ObservedDecision) => void>();
   let parent: string | undefined;
   return {
     get parent() {
@@ -59,6 +79,16 @@ function createTraceContext(): TraceContext {
         if (isTraceparent(found)) return found;
       }
       return undefined;
+    },
+    onDecision: (owner, listener) => decisionListeners.add(owner, listener),
+    observeDecision(decision) {
+      for (const { value: listener } of decisionListeners) {
+        try {
+          listener(decision);
+        } catch {
+          // tracing never fails a decision
+        }
+      }
     },
   };
 }

@@ -12,7 +12,7 @@
  * by name; a tap that throws or times out rejects (the caller blocks).
  */
 import type { AgentHarness, AssistantMessage, ToolCallFacts } from "@rein/harness";
-import { evaluateToolCall, type ToolCallEvaluation, toAssistantMessage } from "@rein/sdk";
+import { evaluateToolCall, type ToolCallEvaluation, toAssistantMessage, traceContext } from "@rein/sdk";
 import type { HookVerdict } from "./agent-protocols.js";
 import type { HookInput } from "./hook-input.js";
 import { protectedTarget } from "./protected-targets.js";
@@ -86,6 +86,18 @@ export async function decideToolEvent(harness: AgentHarness, input: HookInput): 
         reason: `${input.agent}'s tool "${input.toolName}" is not one Rein maps, and its "${mapped.unchecked}" names something Rein cannot check; allow it by name with a rule if it is safe`,
       });
     }
+  }
+  // No run traces these decisions: a tracing plugin records them as the caller's (its TRACEPARENT).
+  const trace = traceContext(harness);
+  for (const one of calls) {
+    trace.observeDecision({
+      toolCallId: one.id,
+      toolName: one.call.name,
+      decision: one.decision,
+      by: one.by,
+      reason: one.reason,
+      agent: input.agent,
+    });
   }
   const strictest = calls.reduce((worst, one) => (RANK[one.decision] > RANK[worst.decision] ? one : worst));
   if (strictest.decision === "allow" && calls.every((one) => one.by.startsWith("harness")))

@@ -9,7 +9,9 @@
  * open); a tool call's `traceparent` is looked up in every agent, since a child's
  * tools (an MCP call) ask the same trace context as the parent's.
  */
-import type { ChildEventAgent, HarnessEvent } from "@rein/sdk";
+import { SpanKind } from "@opentelemetry/api";
+import type { ChildEventAgent, HarnessEvent, ObservedDecision } from "@rein/sdk";
+import { ATTR, OPERATION, REIN } from "./conventions.js";
 import { RunTrace, type RunTraceOptions, remoteParent } from "./run-trace.js";
 
 export type TraceSettings = Omit<RunTraceOptions, "parent" | "agentPath" | "sessionId">;
@@ -22,13 +24,13 @@ export class AgentTraces {
     private readonly settings: TraceSettings,
     sessionId: () => string,
     /** The caller's `traceparent` (a host, `TRACEPARENT`), if any. */
-    parent: () => string | undefined,
+    private readonly parent: () => string | undefined,
   ) {
     this.root = new RunTrace({
       ...settings,
       sessionId,
       parent: () => {
-        const traceparent = parent();
+        const traceparent = this.parent();
         return traceparent === undefined ? undefined : remoteParent(traceparent);
       },
     });
@@ -52,6 +54,30 @@ export class AgentTraces {
     }
     if (event.type === "agent_end") this.endChildren(event.status);
     route(this.root, event);
+  }
+
+  /**
+   * A decision made outside a run (`rein hook` deciding another agent's call): one
+   * `apply_guardrail` span under the caller's trace (its `TRACEPARENT`), if any.
+   */
+  outsideRun(decision: ObservedDecision): void {
+    const attributes = {
+      [ATTR.operationName]: OPERATION.applyGuardrail,
+      [ATTR.toolName]: decision.toolName,
+      [ATTR.toolCallId]: decision.toolCallId,
+      [REIN.decision]: decision.decision,
+      [REIN.decisionBy]: decision.by,
+      [REIN.decisionReason]: this.settings.mask(decision.reason),
+      ...(decision.agent !== undefined ? { [REIN.hookAgent]: decision.agent } : {}),
+    };
+    const traceparent = this.parent();
+    this.settings.spans
+      .start(
+        `${OPERATION.applyGuardrail} ${decision.toolName}`,
+        { kind: SpanKind.INTERNAL, attributes },
+        traceparent === undefined ? undefined : remoteParent(traceparent),
+      )
+      .end();
   }
 
   /** Ends everything open (the plugin is being disposed). */

@@ -68,6 +68,8 @@ export const REIN = {
   decisionReason: "rein.decision.reason",
   decisionAskedBy: "rein.decision.asked_by",
   approvalId: "rein.decision.approval_id",
+  /** The agent whose call `rein hook` decided (`claude-code`, `codex`, `gemini`). */
+  hookAgent: "rein.hook.agent",
 } as const;
 
 /**

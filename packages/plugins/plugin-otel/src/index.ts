@@ -55,7 +55,8 @@ export default definePlugin({
       () => rein.session.id,
       () => context.parent ?? envParent,
     );
-    context.provide(rein.plugin.name, (toolCallId) => traces.traceparentFor(toolCallId));
+    rein.onDispose(context.provide(rein.plugin.name, (toolCallId) => traces.traceparentFor(toolCallId)));
+    rein.onDispose(context.onDecision(rein.plugin.name, (decision) => traces.outsideRun(decision)));
     for (const type of TRACED_EVENTS) rein.on(type, (event) => traces.handle(event));
 
     return async () => {

@@ -71,6 +71,46 @@ describe("rein run with @rein/plugin-otel", () => {
     expect(took).toBeLessThan(15_000);
   });
 
+  it("rein hook: a decision on another agent's call is an apply_guardrail span under the agent's TRACEPARENT", async () => {
+    const policy = JSON.stringify(join(repo, "packages/plugins/plugin-policy/dist/index.js"));
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+import policy from ${policy};
+import otel from ${JSON.stringify(otelDist)};
+export default defineConfig({
+  model: { script: [] },
+  plugins: [
+    [policy, { rules: [{ id: "no-touch", rule: "bash(touch *)", decision: "deny", reason: "no new files from the shell" }] }],
+    [otel, { endpoint: ${JSON.stringify(receiver.url)} }],
+  ],
+});
+`,
+    });
+    const input = {
+      session_id: "otel-hook-1",
+      cwd: dir,
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "touch marker" },
+      tool_use_id: "toolu_otel_1",
+    };
+    const traceparent = "00-1f2e3d4c5b6a79881f2e3d4c5b6a7988-0102030405060708-01";
+    const result = await rein(["hook", "claude-code"], dir, {
+      input: JSON.stringify(input),
+      env: { TRACEPARENT: traceparent },
+    });
+    expect(JSON.parse(result.stdout).hookSpecificOutput.permissionDecision, result.stderr).toBe("deny");
+    const span = receiver.spans.find((one) => one.name === "apply_guardrail bash");
+    expect(span?.traceId).toBe("1f2e3d4c5b6a79881f2e3d4c5b6a7988");
+    expect(span?.parentSpanId).toBe("0102030405060708");
+    expect(span?.attributes).toMatchObject({
+      "gen_ai.tool.call.id": "toolu_otel_1",
+      "rein.decision": "deny",
+      "rein.decision.by": "policy:no-touch",
+      "rein.hook.agent": "claude-code",
+    });
+  });
+
   it("a collector that is down costs one warning line and no failed run", async () => {
     await receiver.close();
     const dir = project({
