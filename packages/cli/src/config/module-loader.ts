@@ -21,6 +21,7 @@ import { createJiti, type Jiti, type JitiOptions, type TransformOptions, type Tr
 import * as typebox from "typebox";
 import { admitModule } from "../trust/module-gate.js";
 import { sha256 } from "../trust/trust-store.js";
+import { withFreshNativeModules } from "./native-reload.js";
 import { TRANSPILER_ID, transform } from "./transpile.js";
 
 /** Where transpiled plugins are cached: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein/jiti`, else `~/.cache/rein/jiti`. */
@@ -113,7 +114,8 @@ export function moduleLoader(options: { fresh?: boolean } = {}): ModuleLoader {
   const current = () => loader ?? jiti();
   return {
     async import(file) {
-      return (await current().import(file)) as Record<string, unknown>;
+      if (loader === undefined) return (await jiti().import(file)) as Record<string, unknown>;
+      return (await withFreshNativeModules(() => loader.import(file))) as Record<string, unknown>;
     },
     resolve(specifier, fromDir) {
       const parentURL = pathToFileURL(join(fromDir, "__rein_resolve__.js")).href;
