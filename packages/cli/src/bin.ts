@@ -10,6 +10,7 @@
  * largest part of a `rein run`'s peak RSS above its code (a 20-call run: 146 → 119 MiB
  * without growth, for ~2-5% more CPU in scavenges). A CLI run allocates in short bursts
  * between model responses, so scavenging a small space more often costs little.
+ * `rein worker` is the exception (below).
  */
 import { readFileSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
@@ -21,7 +22,10 @@ if ((first === "--version" || first === "-v") && rest.length === 0) {
   };
   process.stdout.write(`${pkg.version}\n`);
 } else {
-  setFlagsFromString("--semi-space-growth-factor=1");
+  // Not for `rein worker`: hundreds of runs in one process allocate all the time, where a
+  // young generation held small doubles the time spent in scavenges (docs/benchmarks.md,
+  // "Concurrent runs per worker"); its growth is a fixed cost, not one per run.
+  if (first !== "worker") setFlagsFromString("--semi-space-growth-factor=1");
   const { enableCompileCache } = await import("./compile-cache.js");
   enableCompileCache();
   await import("./main.js");

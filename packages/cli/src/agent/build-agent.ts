@@ -57,6 +57,11 @@ export interface AgentOptions {
   leaseMs?: number;
   /** When the session reaches the disk (default `save-point`; `rein mcp serve` uses `group`). */
   durability?: Durability;
+  /**
+   * A JSONL session fsyncs on the thread pool, not on the event loop (same fsync points,
+   * awaited where they were waited for): `rein worker`, where many runs share one loop.
+   */
+  syncOffThread?: boolean;
 }
 
 export interface Agent {
@@ -91,7 +96,11 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const plugins = await resolvePlugins(loaded);
   options.check?.(loaded, plugins);
   const store = sessionStore(loaded);
-  const sessions = await sessionBackend(loaded, options.leaseMs);
+  const sessions = await sessionBackend(
+    loaded,
+    options.leaseMs,
+    options.syncOffThread ? { syncOffThread: true } : {},
+  );
   let session: Session;
   let fresh = false;
   if (options.ephemeral) {

@@ -48,11 +48,18 @@ export function sessionDir(loaded: LoadedConfig): string {
   return resolve(loaded.dir, loaded.config.session?.dir ?? ".rein/sessions");
 }
 
-/** `leaseMs`: how long a silent holder keeps a PostgreSQL session's lock (the store's default if unset). */
-export async function sessionBackend(loaded: LoadedConfig, leaseMs?: number): Promise<SessionBackendPort> {
+/**
+ * `leaseMs`: how long a silent holder keeps a PostgreSQL session's lock (the store's default if unset);
+ * `syncOffThread`: JSONL sessions fsync off the event loop (see JsonlOpenOptions).
+ */
+export async function sessionBackend(
+  loaded: LoadedConfig,
+  leaseMs?: number,
+  jsonl: { syncOffThread?: boolean } = {},
+): Promise<SessionBackendPort> {
   const session = loaded.config.session;
   if (session?.store === "postgres") return postgresBackend(loaded, session.url as string, leaseMs);
-  return jsonlBackend(new SessionStore(sessionDir(loaded)));
+  return jsonlBackend(new SessionStore(sessionDir(loaded), jsonl));
 }
 
 function jsonlBackend(store: SessionStore): SessionBackendPort {
@@ -68,7 +75,7 @@ function jsonlBackend(store: SessionStore): SessionBackendPort {
     fork: async (id, entryId) => store.fork(id, entryId),
     discard: async (session) => {
       const file = session.storage.path;
-      session.close();
+      await session.close();
       if (file) rmSync(file, { force: true });
     },
     exportJsonl: async (id, file) => {

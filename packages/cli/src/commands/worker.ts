@@ -21,12 +21,12 @@
  */
 import { maskConnectionStrings } from "@rein/harness";
 import pg from "pg";
-import type { Job } from "pg-boss";
 import { usingDatabase } from "../agent/database-errors.js";
 import { sessionBackend } from "../agent/session-backend.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
 import { ExitCode, usageError } from "../errors.js";
 import type { GlobalOptions } from "../globals.js";
+import { JobSlots } from "../worker/job-slots.js";
 import { installNotices } from "../worker/notices.js";
 import {
   moveLegacyJobs,
@@ -109,6 +109,12 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   const log = (line: string) =>
     process.stderr.write(maskConnectionStrings(`rein worker ${process.pid}: ${line}\n`));
   let lastQueueError = 0;
+  const queueError = (error: Error) => {
+    // A database restart shows as a burst of errors: say so once in a while, not per error.
+    if (Date.now() - lastQueueError < 30_000) return;
+    lastQueueError = Date.now();
+    log(`queue database error (retrying): ${error.message}`);
+  };
   const where = maskConnectionStrings(url);
   // Connections grow with the runs in flight (fetch, complete, NOTIFY), within reason.
   const connections = Math.min(MAX_CONNECTIONS, Math.max(4, 2 + Math.ceil(concurrency / 20)));
@@ -119,12 +125,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
       heartbeatSeconds: lease,
       // Lost jobs (expired, or without heartbeat) are looked for at least twice per lease.
       maintenanceIntervalSeconds: Math.max(1, Math.min(60, Math.floor(expire / 2), Math.floor(lease / 2))),
-      onError: (error) => {
-        // A database restart shows as a burst of errors: say so once in a while, not per error.
-        if (Date.now() - lastQueueError < 30_000) return;
-        lastQueueError = Date.now();
-        log(`queue database error (retrying): ${error.message}`);
-      },
+      onError: queueError,
     }),
   );
   // Best effort: a schema this role may not read (another application's) must not stop the worker.
@@ -144,7 +145,6 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   });
   queue.on("error", () => undefined); // an idle client's server went away: the pool drops it
   await usingDatabase("queue", where, () => installNotices(queue));
-  let stopping = false;
   const inFlight = new Map<string, { job: PromptJob; done: Promise<unknown>; controller: AbortController }>();
 
   const sendBack = async (job: PromptJob, outcome: JobOutcome["kind"] | "lost") => {
@@ -184,17 +184,10 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     return { status: outcome.status };
   };
 
-  const workId = await boss.work<PromptJob>(
-    PROMPT_QUEUE,
-    {
-      batchSize: 1,
-      localConcurrency: concurrency,
-      pollingIntervalSeconds: poll,
-      notifyPollingIntervalSeconds: poll,
-    },
-    async ([job]: Job<PromptJob>[]) => {
-      if (!job) return;
-      if (stopping) throw new Error("the worker is stopping"); // failed: retried elsewhere
+  const slots = new JobSlots<PromptJob>(
+    boss,
+    { concurrency, pollSeconds: poll, heartbeatSeconds: lease, onError: queueError },
+    async (job, claim) => {
       const parsed = parsePromptJob(job.data);
       if ("refused" in parsed) {
         // Acknowledged, not retried: no retry makes it runnable. Nothing reaches a session.
@@ -202,21 +195,20 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
         return { refused: parsed.refused };
       }
       const controller = new AbortController();
-      // pg-boss aborts a job's signal when its claim is gone (retried elsewhere after a lost heartbeat).
+      // Aborted when the job's claim is gone (retried elsewhere after a lost heartbeat).
       const claimLost = () => controller.abort();
-      job.signal?.addEventListener("abort", claimLost);
+      claim.addEventListener("abort", claimLost);
       const running = handle(job.id, parsed, controller.signal);
       inFlight.set(job.id, { job: parsed, done: running, controller });
       try {
         return await running;
       } finally {
-        job.signal?.removeEventListener("abort", claimLost);
+        claim.removeEventListener("abort", claimLost);
         inFlight.delete(job.id);
-        // A worker that just finished a job asks for the next at once, not after the polling interval.
-        if (!stopping) boss.notifyWorker(workId);
       }
     },
   );
+  await usingDatabase("queue", where, () => slots.start());
   log(
     `ready (queue ${PROMPT_QUEUE} in ${where}, sessions ${sessions.kind} ${sessions.where}, concurrency ${concurrency}, expire ${expire}s, lease ${lease}s, grace ${grace}s)`,
   );
@@ -226,10 +218,9 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
-  stopping = true;
   log("stopping: no new jobs");
-  // Without waiting: the current runs get --grace seconds below, not pg-boss's own wait.
-  await boss.offWork(PROMPT_QUEUE, { wait: false });
+  // Without waiting for the runs: they get --grace seconds below.
+  await within(slots.stop(), STOP_QUEUE_MS);
   const settled = () => Promise.all([...inFlight.values()].map((run) => run.done.catch(() => undefined)));
   if (inFlight.size > 0 && !(await within(settled(), grace * 1000))) {
     log(
@@ -249,6 +240,9 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
       process.exit(ExitCode.ok);
     }
   }
+  // Their jobs completed (or failed, to be retried) before the queue closes.
+  await within(slots.settled(), STOP_QUEUE_MS);
+  slots.close();
   await within(boss.stop({ graceful: true, timeout: STOP_QUEUE_MS }), STOP_QUEUE_MS + 500);
   await within(queue.end(), 1_000);
   log("stopped");

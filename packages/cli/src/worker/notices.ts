@@ -73,6 +73,9 @@ export async function publish(db: pg.Pool | pg.ClientBase, notices: readonly Que
   await db.query(`SELECT ${calls}`, values);
 }
 
+/** The most notices in one NOTIFY statement (two parameters each, far below PostgreSQL's 65535). */
+const MAX_BATCH = 500;
+
 /**
  * Sends notices as they come, coalescing those that arrive while a send is under way
  * into the next one (a run's events are many and small). `flushed()` resolves once
@@ -82,25 +85,75 @@ export function noticeStream(db: pg.Pool | pg.ClientBase): {
   send(notice: QueueNotice): void;
   flushed(): Promise<void>;
 } {
-  let pending: QueueNotice[] = [];
-  let running: Promise<void> | undefined;
-  const drain = async () => {
-    while (pending.length > 0) {
-      const batch = pending;
-      pending = [];
-      await publish(db, batch).catch(() => undefined);
-    }
-    running = undefined;
-  };
+  const shared = sharedStream(db);
+  let last = 0;
   return {
     send(notice) {
-      pending.push(notice);
-      running ??= drain();
+      last = shared.send(notice);
     },
-    flushed: async () => {
-      while (running) await running;
+    flushed: () => shared.through(last),
+  };
+}
+
+interface SharedStream {
+  /** Queues a notice; returns its number in the stream. */
+  send(notice: QueueNotice): number;
+  /** Resolves once notices up to number `n` are out (or failed). */
+  through(n: number): Promise<void>;
+}
+
+/**
+ * One stream per database for the whole process: the notices of all runs in flight
+ * (a worker holds hundreds) go out together, a NOTIFY round trip per batch rather than
+ * per run. Order is kept: one drain, in the order sent (so each session's in its order).
+ */
+const streams = new WeakMap<object, SharedStream>();
+
+function sharedStream(db: pg.Pool | pg.ClientBase): SharedStream {
+  const known = streams.get(db);
+  if (known) return known;
+  let pending: QueueNotice[] = [];
+  let queued = 0;
+  let sent = 0;
+  let running = false;
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const release = () => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const waiter = waiters[i] as { n: number; resolve: () => void };
+      if (waiter.n <= sent) {
+        waiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
+  };
+  const drain = async () => {
+    while (pending.length > 0) {
+      const batch = pending.slice(0, MAX_BATCH);
+      pending = pending.slice(batch.length);
+      await publish(db, batch).catch(() => undefined);
+      sent += batch.length;
+      release();
+    }
+    running = false;
+  };
+  const stream: SharedStream = {
+    send(notice) {
+      pending.push(notice);
+      queued++;
+      // From the next turn of the loop: the notices of every run that sends meanwhile go in one statement.
+      if (!running) {
+        running = true;
+        setImmediate(() => void drain());
+      }
+      return queued;
+    },
+    through(n) {
+      if (n <= sent) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ n, resolve }));
     },
   };
+  streams.set(db, stream);
+  return stream;
 }
 
 /**

@@ -113,8 +113,8 @@ export async function openQueue(url: string, settings: QueueSettings = {}): Prom
     // queue's monitor: both intervals are how often this process looks for lost jobs.
     superviseIntervalSeconds: checkSeconds,
     monitorIntervalSeconds: checkSeconds,
-    // A worker hears about a new job at once (NOTIFY), polling stays as the backstop.
-    useListenNotify: !client,
+    // No listener of pg-boss's own: a worker's JobSlots listens for the queue's NOTIFY itself.
+    useListenNotify: false,
   });
   // Without a listener an 'error' (a terminated backend, 57P01) would end the process;
   // pg-boss retries what failed once the server is back.

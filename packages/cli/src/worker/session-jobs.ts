@@ -77,6 +77,8 @@ export async function runPromptJob(context: JobContext, job: PromptJob): Promise
       cwd: context.cwd,
       configPath: context.configPath,
       sessionId: job.sessionId,
+      // Many runs share this process's event loop: a JSONL session's fsyncs must not stall the others.
+      syncOffThread: true,
       ...(context.leaseMs === undefined ? {} : { leaseMs: context.leaseMs }),
     });
   } catch (error) {

@@ -19,6 +19,14 @@ import { headerProblem } from "./validation.js";
 export interface JsonlOpenOptions {
   /** Read without locking and never write (listing, forking a session someone else has open). */
   readOnly?: boolean;
+  /**
+   * Durability points without blocking the event loop: `sync()` and `close()` return a
+   * promise and fsync on libuv's thread pool (the session tracks it: `whenStored()`
+   * resolves once the data is on disk), overlapping syncs of this file coalesce, and
+   * `close()` releases the lock only after the last fsync. For a process running many
+   * sessions at once (`rein worker`), where one session's fsync would stall all others.
+   */
+  syncOffThread?: boolean;
 }
 
 export class JsonlStorage implements SessionStorage {
@@ -38,17 +46,29 @@ export class JsonlStorage implements SessionStorage {
   /** The device and inode of our descriptor (taken at the first sync). */
   #identity: { ino: number; dev: number } | undefined;
   #closed = false;
+  readonly #offThread: boolean;
+  /** The off-thread fsync running now, and the one queued behind it (for writes made since it began). */
+  #flushing: Promise<void> | undefined;
+  #flushAgain: Promise<void> | undefined;
 
-  private constructor(file: string, readOnly: boolean, lock?: SessionLock, fd?: number, goodSize?: number) {
+  private constructor(
+    file: string,
+    readOnly: boolean,
+    lock?: SessionLock,
+    fd?: number,
+    goodSize?: number,
+    offThread = false,
+  ) {
     this.path = file;
     this.readOnly = readOnly;
     this.#lock = lock;
     this.#fd = fd;
     this.#goodSize = goodSize;
+    this.#offThread = offThread;
   }
 
   /** Creates a new session file holding only `header`; fails if the file exists. */
-  static create(file: string, header: SessionHeader): JsonlStorage {
+  static create(file: string, header: SessionHeader, options: JsonlOpenOptions = {}): JsonlStorage {
     const problem = headerProblem(header);
     if (problem !== undefined) throw invalidArgument(`invalid session header: ${problem}`);
     const lock = SessionLock.acquire(file);
@@ -59,7 +79,7 @@ export class JsonlStorage implements SessionStorage {
       writeFully(fd, line);
       fs.fsyncSync(fd);
       syncDirectory(path.dirname(file));
-      return new JsonlStorage(file, false, lock, fd, line.length);
+      return new JsonlStorage(file, false, lock, fd, line.length, options.syncOffThread === true);
     } catch (error) {
       if (fd !== undefined) {
         fs.closeSync(fd);
@@ -82,7 +102,7 @@ export class JsonlStorage implements SessionStorage {
     try {
       // No O_CREAT: a session file that is missing must stay missing.
       const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND);
-      return new JsonlStorage(file, false, lock, fd);
+      return new JsonlStorage(file, false, lock, fd, undefined, options.syncOffThread === true);
     } catch (error) {
       lock.release();
       const code = (error as { code?: string }).code;
@@ -171,11 +191,12 @@ export class JsonlStorage implements SessionStorage {
    * A durability point. Checks the file is still ours, then fsyncs: with
    * `wait: false` the fsync runs off the main thread and overlapping calls
    * coalesce into one (group commit); a failure surfaces on the next append or
-   * sync. With `wait: true` (default) it blocks until the data is on disk.
+   * sync. With `wait: true` (default) it blocks until the data is on disk, or with
+   * `syncOffThread` returns a promise that resolves then (rejects if it failed).
    */
-  sync(options: { wait?: boolean } = {}): void {
+  sync(options: { wait?: boolean } = {}): Promise<void> | undefined {
     this.#assertOpen("sync");
-    if (this.#fd === undefined) return; // read-only: nothing of ours to flush
+    if (this.#fd === undefined) return undefined; // read-only: nothing of ours to flush
     this.#throwSyncFailure();
     let current: fs.Stats | undefined;
     try {
@@ -198,8 +219,54 @@ export class JsonlStorage implements SessionStorage {
         file: this.path,
       });
     }
+    if (this.#offThread) {
+      const flushed = this.#flushOffThread();
+      if (options.wait !== false) return flushed;
+      // Not waited for: a failure surfaces on the next append or sync.
+      flushed.catch((error: NodeJS.ErrnoException) => {
+        this.#syncFailure ??= (error.cause as NodeJS.ErrnoException | undefined) ?? error;
+      });
+      return undefined;
+    }
     if (options.wait === false) this.#syncInBackground();
     else this.#sync();
+    return undefined;
+  }
+
+  /**
+   * An fsync on the thread pool covering every write made before this call: the one
+   * running now if none was made since it began, else one more after it (shared by
+   * every caller until it starts).
+   */
+  #flushOffThread(): Promise<void> {
+    if (this.#flushing !== undefined) {
+      this.#flushAgain ??= this.#flushing.then(
+        () => this.#nextFlush(),
+        () => this.#nextFlush(),
+      );
+      return this.#flushAgain;
+    }
+    const fd = this.#fd as number;
+    const flush = new Promise<void>((resolve, reject) => {
+      fs.fsync(fd, (error) => {
+        if (this.#flushing === flush) this.#flushing = undefined;
+        if (error)
+          reject(
+            sessionError(`cannot sync session file ${this.path}: ${describeError(error)}`, {
+              file: this.path,
+              cause: error,
+            }),
+          );
+        else resolve();
+      });
+    });
+    this.#flushing = flush;
+    return flush;
+  }
+
+  #nextFlush(): Promise<void> {
+    this.#flushAgain = undefined;
+    return this.#flushOffThread();
   }
 
   #syncInBackground(): void {
@@ -232,9 +299,10 @@ export class JsonlStorage implements SessionStorage {
     });
   }
 
-  close(): void {
-    if (this.#closed) return;
+  close(): Promise<void> | undefined {
+    if (this.#closed) return undefined;
     this.#closed = true;
+    if (this.#offThread && this.#fd !== undefined) return this.#closeOffThread();
     if (this.#fd !== undefined) {
       try {
         fs.fsyncSync(this.#fd);
@@ -245,6 +313,18 @@ export class JsonlStorage implements SessionStorage {
     this.#lock?.release();
     // A background fsync still owns the descriptor: it closes it when it completes.
     if (!this.#syncing) this.#finishClose();
+    return undefined;
+  }
+
+  /** The final fsync off the thread, then the lock, then the descriptor: nobody else writes before our data is on disk. */
+  async #closeOffThread(): Promise<void> {
+    try {
+      await this.#flushOffThread();
+    } catch {
+      // Every append already reached the OS; a failed final flush cannot be reported to anyone.
+    }
+    this.#lock?.release();
+    this.#finishClose();
   }
 
   #finishClose(): void {

@@ -50,18 +50,47 @@ interface SessionFile {
 
 const SESSION_FILE = /^.+_([^_]+)\.jsonl$/;
 
+/**
+ * The id -> file of each session in a store directory's last listing, in this process:
+ * opening a session by its exact id then costs a stat, not a directory listing (a
+ * worker opens one per job, in a directory of thousands). Checked against the disk at
+ * each use (a missing file lists the directory again); a session created since the
+ * listing is not in it, so it lists the directory again. Bounded.
+ */
+const knownFiles = new Map<string, Map<string, string>>();
+const MAX_KNOWN_FILES = 10_000;
+
+/** The listing's files, replacing what was known of `dir` (the first of two files with one id, as `pathOf` picks). */
+function remember(dir: string, files: readonly SessionFile[]): void {
+  const known = new Map<string, string>();
+  for (const file of files) {
+    if (known.size >= MAX_KNOWN_FILES) break;
+    if (!known.has(file.id)) known.set(file.id, file.path);
+  }
+  knownFiles.set(dir, known);
+}
+
+export interface SessionStoreOptions {
+  /** The sessions it creates and opens fsync off the event loop (JsonlOpenOptions.syncOffThread). */
+  syncOffThread?: boolean;
+}
+
 export class SessionStore {
   readonly dir: string;
+  readonly #writable: { syncOffThread?: boolean };
 
-  constructor(dir: string) {
+  constructor(dir: string, options: SessionStoreOptions = {}) {
     this.dir = path.resolve(dir);
+    this.#writable = options.syncOffThread ? { syncOffThread: true } : {};
   }
 
   /** Creates a new, locked session. */
   create(options: CreateSessionOptions = {}): Session {
     const header = createSessionHeader(options.cwd === undefined ? {} : { cwd: options.cwd });
     fs.mkdirSync(this.dir, { recursive: true });
-    const session = Session.create(JsonlStorage.create(this.fileFor(header.id, header.createdAt), header));
+    const session = Session.create(
+      JsonlStorage.create(this.fileFor(header.id, header.createdAt), header, this.#writable),
+    );
     if (options.name !== undefined) session.append({ type: "session_info", name: options.name });
     return session;
   }
@@ -74,7 +103,7 @@ export class SessionStore {
 
   /** Opens (and locks) the session whose id is or starts with `idOrPrefix`. */
   open(idOrPrefix: string): Session {
-    return Session.open(JsonlStorage.open(this.pathOf(idOrPrefix)));
+    return Session.open(JsonlStorage.open(this.pathOf(idOrPrefix), this.#writable));
   }
 
   /** Opens the most recently modified session, if there is one. */
@@ -96,7 +125,9 @@ export class SessionStore {
         latest = { file, modifiedAt };
       }
     }
-    return latest === undefined ? undefined : Session.open(JsonlStorage.open(latest.file.path));
+    return latest === undefined
+      ? undefined
+      : Session.open(JsonlStorage.open(latest.file.path, this.#writable));
   }
 
   /**
@@ -133,7 +164,11 @@ export class SessionStore {
   /** The file of the session whose id is or starts with `idOrPrefix`. */
   pathOf(idOrPrefix: string): string {
     if (idOrPrefix === "") throw invalidArgument(`empty session id (in ${this.dir})`);
+    // A file's name never changes, so a path found once is still the session's while it exists.
+    const known = knownFiles.get(this.dir)?.get(idOrPrefix);
+    if (known !== undefined && fs.existsSync(known)) return known;
     const files = this.#files();
+    remember(this.dir, files);
     const exact = files.find((file) => file.id === idOrPrefix);
     if (exact !== undefined) return exact.path;
     const matches = files.filter((file) => file.id.startsWith(idOrPrefix));
