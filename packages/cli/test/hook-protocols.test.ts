@@ -212,8 +212,9 @@ describe("tool mapping: one rule holds in every agent", () => {
     expect(mapToolCall("codex", "Bash", { command: "git push" }).calls).toEqual([
       { name: "bash", args: { command: "git push" } },
     ]);
+    // The directory the call names is kept: Rein's reins are checked from there too.
     expect(mapToolCall("gemini", "run_shell_command", { command: "git push", dir_path: "." }).calls).toEqual([
-      { name: "bash", args: { command: "git push" } },
+      { name: "bash", args: { command: "git push" }, cwd: "." },
     ]);
   });
 

@@ -11,12 +11,15 @@
  * input names a path or a command is denied unless a rule allows that tool
  * by name; a tap that throws or times out rejects (the caller blocks).
  */
+
+import { resolve } from "node:path";
 import type { AgentHarness, AssistantMessage, ToolCallFacts } from "@rein/harness";
 import { evaluateToolCall, type ToolCallEvaluation, toAssistantMessage, traceContext } from "@rein/sdk";
 import type { HookVerdict } from "./agent-protocols.js";
 import type { HookInput } from "./hook-input.js";
-import { protectedTarget } from "./protected-targets.js";
-import { type MappedCall, mapToolCall, type ReinCall } from "./tool-mapping.js";
+import { protectedLeaf, protectedTarget } from "./protected-targets.js";
+import { unknownToolStandIn } from "./stand-in-tools.js";
+import { type MappedCall, mapToolCall, type ReinCall, stringLeaves } from "./tool-mapping.js";
 
 /** One Rein call and what the stack said about it (for the audit). */
 export interface DecidedCall {
@@ -65,9 +68,15 @@ export async function decideToolEvent(harness: AgentHarness, input: HookInput): 
       reason: evaluation.reason,
       facts: evaluation.facts,
     };
-    // No rule can allow the agent to take its own reins off.
+    // No rule can allow the agent to take its own reins off: checked from every
+    // directory the call could run in (the hook's cwd, the call's own workdir).
+    const cwds = call.cwd === undefined ? [input.cwd] : [input.cwd, resolve(input.cwd, call.cwd)];
     const risk = harness.tools.find((tool) => tool.name === call.name)?.risk;
-    const off = protectedTarget(harness, risk, evaluation.facts, input.cwd);
+    const off =
+      protectedTarget(harness, risk, evaluation.facts, cwds) ??
+      (mapped.mapped && !call.name.startsWith("mcp__")
+        ? undefined
+        : protectedLeaf(harness, stringLeaves(call.args), cwds));
     if (off !== undefined)
       Object.assign(decided, {
         decision: "deny",
@@ -75,6 +84,14 @@ export async function decideToolEvent(harness: AgentHarness, input: HookInput): 
         reason: `${off}; agents do not write it`,
       });
     calls.push(decided);
+  }
+  if (mapped.malformed !== undefined) {
+    for (const one of calls)
+      Object.assign(one, {
+        decision: "deny",
+        by: HOOK_BY,
+        reason: `${input.agent}'s "${input.toolName}" input has a "${mapped.malformed}" Rein cannot read as the tool takes it, so it cannot be checked`,
+      });
   }
   if (!mapped.mapped && mapped.unchecked !== undefined) {
     const only = calls[0] as DecidedCall;
@@ -108,19 +125,40 @@ export async function decideToolEvent(harness: AgentHarness, input: HookInput): 
   };
 }
 
-/** The string leaves of a tool response an agent sent, by path (`stdout`, `content`, ...). */
-function textLeaves(value: unknown): { key: string | undefined; text: string }[] {
-  if (typeof value === "string") return [{ key: undefined, text: value }];
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return [];
+/** A string leaf of a tool response and where it sits (keys and indexes from the top). */
+interface TextLeaf {
+  at: (string | number)[];
+  text: string;
+}
+
+/** Every string in a tool response, at any depth (MCP results nest text in content blocks). */
+function textLeaves(value: unknown, at: (string | number)[] = [], depth = 0): TextLeaf[] {
+  if (typeof value === "string") return [{ at, text: value }];
+  if (depth > 32 || typeof value !== "object" || value === null) return [];
+  if (Array.isArray(value))
+    return value.flatMap((item, index) => textLeaves(item, [...at, index], depth + 1));
   return Object.entries(value as Record<string, unknown>).flatMap(([key, leaf]) =>
-    typeof leaf === "string" ? [{ key, text: leaf }] : [],
+    textLeaves(leaf, [...at, key], depth + 1),
   );
 }
 
+function withLeaf(root: unknown, at: readonly (string | number)[], text: string): unknown {
+  if (at.length === 0) return text;
+  const [head, ...rest] = at as [string | number, ...(string | number)[]];
+  const copy = (Array.isArray(root) ? [...root] : { ...(root as Record<string, unknown>) }) as Record<
+    string | number,
+    unknown
+  >;
+  copy[head] = withLeaf(copy[head], rest, text);
+  return copy;
+}
+
 /**
- * A tool result through the `toolResult` taps (redaction). The agent's own
- * output object comes back complete, only its text fields rewritten: Claude
- * Code ignores a partial `updatedToolOutput`.
+ * A tool result through the `toolResult` taps (redaction), for every tool the agent
+ * ran, mapped or not (a background command's output reaches the agent through
+ * `BashOutput`, an MCP tool's through its own name). The agent's own output object
+ * comes back complete, only its text rewritten, at any depth: Claude Code ignores a
+ * partial `updatedToolOutput`.
  */
 export async function decideToolResult(harness: AgentHarness, input: HookInput): Promise<HookDecision> {
   if (harness.hooks.toolResult.taps.length === 0) return { verdict: { kind: "none" }, calls: [] };
@@ -128,8 +166,8 @@ export async function decideToolResult(harness: AgentHarness, input: HookInput):
   const call = mapped.calls[0] as ReinCall;
   const leaves = textLeaves(input.toolResponse);
   if (leaves.length === 0) return { verdict: { kind: "none" }, calls: [] };
-  const tool = harness.tools.find((candidate) => candidate.name === call.name);
-  if (!tool) return { verdict: { kind: "none" }, calls: [] };
+  const tool =
+    harness.tools.find((candidate) => candidate.name === call.name) ?? unknownToolStandIn(call.name);
   const signal = new AbortController().signal;
   const id = callId(input, 0);
   const context = harness.toolHookContext(signal, {
@@ -147,13 +185,8 @@ export async function decideToolResult(harness: AgentHarness, input: HookInput):
   const texts = result.content.map((block) => (block.type === "text" ? block.text : undefined));
   const changed = leaves.some((leaf, index) => texts[index] !== leaf.text);
   if (!changed) return { verdict: { kind: "none" }, calls: [] };
-  let output: unknown;
-  if (leaves.length === 1 && leaves[0]?.key === undefined) output = texts[0] ?? "";
-  else {
-    output = { ...(input.toolResponse as Record<string, unknown>) };
-    for (const [index, leaf] of leaves.entries())
-      (output as Record<string, unknown>)[leaf.key as string] = texts[index] ?? "";
-  }
+  let output: unknown = input.toolResponse;
+  for (const [index, leaf] of leaves.entries()) output = withLeaf(output, leaf.at, texts[index] ?? "");
   return { verdict: { kind: "output", output }, calls: [] };
 }
 

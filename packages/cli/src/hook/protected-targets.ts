@@ -52,13 +52,38 @@ export function protectedReason(harness: AgentHarness, absolute: string): string
 }
 
 const WRITES = /^(>|>>|>\||&>|&>>|<>|>&)$/;
+const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"]);
 
-/** The first write target of a call that is off limits, with why. */
+/**
+ * Every directory a relative redirection target could be resolved from: the hook's
+ * `cwd`, the directory the call names for itself, and each place a `cd` / `pushd`
+ * in the same command could have moved to (literal arguments, chained). A directory
+ * change Rein cannot follow (`cd -`, `popd`, a word it did not resolve) makes the
+ * place unknown: `undefined`.
+ */
+function candidateDirectories(facts: Readonly<ToolCallFacts>, cwds: readonly string[]): string[] | undefined {
+  const dirs = new Set(cwds);
+  for (const simple of facts.command?.commands ?? []) {
+    const [program, ...args] = simple.argv;
+    if (program === undefined || !DIRECTORY_CHANGES.has(program)) continue;
+    const operands = args.filter((arg) => !/^-[LPe@]+$/.test(arg));
+    if (program === "popd" || operands.length > 1) return undefined;
+    const target = operands[0] ?? homedir();
+    if (target === "-" || target.startsWith("~") || /^[+-]\d+$/.test(target)) return undefined;
+    for (const dir of [...dirs]) dirs.add(isAbsolute(target) ? target : resolve(dir, target));
+  }
+  return [...dirs];
+}
+
+/**
+ * The first write target of a call that is off limits, with why. `cwds`: the
+ * directories a relative path could be resolved from (the hook's `cwd` first).
+ */
 export function protectedTarget(
   harness: AgentHarness,
   risk: string | undefined,
   facts: Readonly<ToolCallFacts>,
-  cwd: string,
+  cwds: readonly string[],
 ): string | undefined {
   if (risk === "write") {
     for (const fact of facts.paths ?? []) {
@@ -66,12 +91,40 @@ export function protectedTarget(
       if (reason) return reason;
     }
   }
-  for (const simple of facts.command?.commands ?? []) {
-    for (const redirection of simple.redirections) {
-      if (!WRITES.test(redirection.op) || /^&?\d*-?$/.test(redirection.target)) continue;
-      const target = isAbsolute(redirection.target) ? redirection.target : resolve(cwd, redirection.target);
-      const reason = protectedReason(harness, realpathLoose(target));
+  const targets = (facts.command?.commands ?? []).flatMap((simple) =>
+    simple.redirections.filter((r) => WRITES.test(r.op) && !/^&?\d*-?$/.test(r.target)).map((r) => r.target),
+  );
+  if (targets.length === 0) return undefined;
+  const dirs = candidateDirectories(facts, cwds);
+  if (dirs === undefined && targets.some((target) => !isAbsolute(target)))
+    return "the command changes directory in a way Rein cannot follow and then writes a relative path";
+  for (const target of targets) {
+    for (const dir of isAbsolute(target) ? [""] : (dirs ?? [])) {
+      const reason = protectedReason(
+        harness,
+        realpathLoose(isAbsolute(target) ? target : resolve(dir, target)),
+      );
       if (reason) return reason;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * For a tool Rein has no schema for (an MCP tool, an unmapped one): the first string
+ * in its input that reads as a path and lands on something off limits.
+ */
+export function protectedLeaf(
+  harness: AgentHarness,
+  leaves: readonly { key: string; text: string }[],
+  cwds: readonly string[],
+): string | undefined {
+  for (const leaf of leaves) {
+    const text = leaf.text.startsWith("~/") ? join(homedir(), leaf.text.slice(2)) : leaf.text;
+    if (text === "" || /[\n\0]/.test(text)) continue;
+    for (const dir of isAbsolute(text) ? [""] : cwds) {
+      const reason = protectedReason(harness, realpathLoose(isAbsolute(text) ? text : resolve(dir, text)));
+      if (reason) return `its "${leaf.key}" names ${reason}`;
     }
   }
   return undefined;

@@ -68,3 +68,16 @@ export function missingStandIns(registered: readonly AnyAgentTool[]): AnyAgentTo
   const names = new Set(registered.map((tool) => tool.name));
   return standIns().filter((tool) => !names.has(tool.name));
 }
+
+/**
+ * A tool Rein knows nothing of (an MCP tool, a tool not in the mapping), as the
+ * context its result's taps (redaction) need: no risk, never runs.
+ */
+export function unknownToolStandIn(name: string): AnyAgentTool {
+  return defineTool({
+    name,
+    description: `The agent's ${name} tool (unknown to Rein; runs in the agent).`,
+    parameters: Type.Object({}, OPEN),
+    execute: never,
+  }) as AnyAgentTool;
+}

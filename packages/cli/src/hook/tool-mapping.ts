@@ -17,6 +17,8 @@ import type { AgentName } from "./agent-protocols.js";
 export interface ReinCall {
   name: string;
   args: Record<string, unknown>;
+  /** The directory the agent runs it in when the input names one (Codex `workdir`, Gemini `dir_path`). */
+  cwd?: string;
 }
 
 export interface MappedCall {
@@ -26,6 +28,12 @@ export interface MappedCall {
   mapped: boolean;
   /** For an unmapped tool: the input field that names a path or command Rein cannot check. */
   unchecked?: string;
+  /**
+   * For a mapped tool: an input field Rein reads whose value is not of the type the
+   * mapping understands (a command that is an object, a path that is a number): the
+   * call would be decided as an empty command or path, so it is refused instead.
+   */
+  malformed?: string;
 }
 
 type Args = Record<string, unknown>;
@@ -40,7 +48,28 @@ function defined(args: Record<string, unknown>): Args {
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
 }
 
-const bash: Mapper = (input) => [{ name: "bash", args: { command: str(input.command) ?? "" } }];
+/** The directory a shell call names for itself (Codex `workdir`, Gemini `dir_path` / `directory`). */
+const workdir = (input: Args): string | undefined =>
+  str(input.workdir) ?? str(input.dir_path) ?? str(input.directory) ?? str(input.cwd);
+
+/** An argv (Codex's `shell` sends `["bash", "-lc", "..."]`) as the shell command it runs, each word quoted. */
+const quoted = (argv: readonly string[]): string =>
+  argv
+    .map((word) => (/^[A-Za-z0-9_./=:@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`))
+    .join(" ");
+
+const commandText = (value: unknown): string | undefined =>
+  typeof value === "string"
+    ? value
+    : Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string")
+      ? quoted(value as string[])
+      : undefined;
+
+const bash: Mapper = (input) => {
+  const cwd = workdir(input);
+  const command = commandText(input.command) ?? commandText(input.cmd) ?? "";
+  return [{ name: "bash", args: { command }, ...(cwd !== undefined ? { cwd } : {}) }];
+};
 const read =
   (field: string): Mapper =>
   (input) => [
@@ -96,15 +125,22 @@ const webFetch: Mapper = (input) => [
 ];
 const webSearch: Mapper = (input) => [{ name: "web_search", args: { query: str(input.query) ?? "" } }];
 
-/** The files an `apply_patch` envelope touches: every `Add`/`Update`/`Delete File:` and `Move to:` line. */
+/**
+ * The files an `apply_patch` envelope touches: every `Add`/`Update`/`Delete File:` and
+ * `Move to:` line, read more leniently than Codex's parser (leading blanks, any spacing,
+ * any case, a carriage return), so no spelling Codex applies is missed.
+ */
 export function patchPaths(patch: string): string[] {
   const paths: string[] = [];
-  for (const line of patch.split(/\r?\n/)) {
-    const match = /^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$/.exec(line);
-    if (match) paths.push((match[1] as string).trim());
+  for (const line of patch.split(/\r?\n|\r/)) {
+    const match = /^\s*\*\*\*\s*(?:(?:add|update|delete)\s+file|move\s+to)\s*:\s*(.+?)\s*$/i.exec(line);
+    if (match) paths.push(match[1] as string);
   }
   return paths;
 }
+
+/** Whether a shell command carries a patch Codex would apply itself (`apply_patch <<'EOF' ... EOF`). */
+const carriesPatch = (command: string): boolean => /\*\*\*\s*begin\s+patch/i.test(command);
 
 const applyPatch: Mapper = (input) => {
   const patch = str(input.command) ?? str(input.patch) ?? str(input.input) ?? "";
@@ -130,11 +166,25 @@ const CLAUDE_CODE: Readonly<Record<string, Mapper>> = {
   WebSearch: webSearch,
 };
 
+/**
+ * Codex applies a patch given to its shell (`apply_patch <<'EOF'`, `["apply_patch", patch]`)
+ * itself, without running a shell: the call is also a write of every file it touches.
+ */
+const codexShell: Mapper = (input) => {
+  const calls = bash(input);
+  const command = (calls[0] as ReinCall).args.command as string;
+  if (!carriesPatch(command)) return calls;
+  const cwd = (calls[0] as ReinCall).cwd;
+  return [...calls, ...applyPatch({ command }).map((call) => (cwd !== undefined ? { ...call, cwd } : call))];
+};
+
 const CODEX: Readonly<Record<string, Mapper>> = {
   ...CLAUDE_CODE,
   // Codex 0.171's shell tools reach hooks as Bash; older names kept for older builds.
-  shell: bash,
-  exec_command: (input) => bash({ command: str(input.cmd) ?? str(input.command) }),
+  Bash: codexShell,
+  shell: codexShell,
+  local_shell: codexShell,
+  exec_command: codexShell,
   apply_patch: applyPatch,
 };
 
@@ -156,10 +206,17 @@ const GEMINI: Readonly<Record<string, Mapper>> = {
     }),
   search_file_content: (input) => grep("path", "glob")({ ...input, glob: str(input.include) }),
   list_directory: (input) => ls("path")({ path: str(input.dir_path) ?? str(input.path) }),
+  // Every pattern it reads, under either name (`include` now, `paths` in older builds).
   read_many_files: (input) => {
-    const include = Array.isArray(input.include) ? input.include.filter((p) => typeof p === "string") : [];
+    const include = [input.include, input.paths].flatMap((list) =>
+      Array.isArray(list)
+        ? list.filter((p): p is string => typeof p === "string")
+        : typeof list === "string"
+          ? [list]
+          : [],
+    );
     return include.length > 0
-      ? include.map((pattern) => ({ name: "read", args: { path: pattern as string } }))
+      ? include.map((pattern) => ({ name: "read", args: { path: pattern } }))
       : [{ name: "read", args: { path: "" } }];
   },
   web_fetch: webFetch,
@@ -177,18 +234,81 @@ export function mappedToolNames(agent: AgentName): string[] {
   return Object.keys(TABLES[agent]);
 }
 
-/** Input fields that name something a path or shell rule would decide on. */
-const UNCHECKED_FIELDS = [
-  "command",
-  "cmd",
+/** Input field names that name something a path or shell rule would decide on, at any depth. */
+const UNCHECKED_KEY =
+  /^(command|cmd|args?|argv|script|code|patch|input|url|uri|href|cwd|workdir|directory|source|src|dest(ination)?|target|to|from)$|path|file|dir|folder/i;
+
+/** A string that reads as a path: absolute, home-relative, dot-relative, or with a separator and no blank. */
+export const looksLikePath = (value: string): boolean =>
+  /^(\/|~|\.\.?(\/|$))/.test(value) ||
+  (/[\\/]/.test(value) && !/\s/.test(value) && !/^[a-z]+:\/\//i.test(value));
+
+/** Every string leaf of an input, with the key it sits under (array items under their array's key). */
+export function stringLeaves(value: unknown, key = "", depth = 0): { key: string; text: string }[] {
+  if (typeof value === "string") return [{ key, text: value }];
+  if (depth > 16 || typeof value !== "object" || value === null) return [];
+  if (Array.isArray(value)) return value.flatMap((item) => stringLeaves(item, key, depth + 1));
+  return Object.entries(value).flatMap(([k, v]) => stringLeaves(v, k, depth + 1));
+}
+
+/** The input field (at any depth) that names a path or command Rein cannot check, or undefined. */
+function uncheckedField(input: Args): string | undefined {
+  const named = (value: unknown, depth: number): string | undefined => {
+    if (depth > 16 || typeof value !== "object" || value === null) return undefined;
+    for (const [key, leaf] of Array.isArray(value)
+      ? value.map((v) => ["", v] as const)
+      : Object.entries(value)) {
+      if (key !== "" && UNCHECKED_KEY.test(key) && leaf !== undefined && leaf !== null) return key;
+      const inner = named(leaf, depth + 1);
+      if (inner !== undefined) return inner;
+    }
+    return undefined;
+  };
+  return named(input, 0) ?? stringLeaves(input).find((leaf) => looksLikePath(leaf.text))?.key;
+}
+
+/** Fields a mapped tool reads as text (a path, a command, a pattern): any other type is malformed. */
+const TEXT_FIELDS = [
   "file_path",
   "path",
-  "paths",
   "notebook_path",
   "dir_path",
   "absolute_path",
+  "directory",
+  "workdir",
   "url",
+  "pattern",
+  "glob",
+  "include_pattern",
+  "old_string",
+  "new_string",
+  "content",
+  "new_source",
+  "patch",
 ];
+
+function malformedField(toolName: string, input: Args): string | undefined {
+  for (const key of ["command", "cmd"])
+    if (input[key] !== undefined && commandText(input[key]) === undefined) return key;
+  for (const key of TEXT_FIELDS) {
+    const value = input[key];
+    if (value !== undefined && value !== null && typeof value !== "string") return key;
+  }
+  if (toolName === "MultiEdit" && input.edits !== undefined) {
+    if (!Array.isArray(input.edits)) return "edits";
+    if (input.edits.some((one) => typeof one !== "object" || one === null || Array.isArray(one)))
+      return "edits";
+    // A change naming its own file would be applied there, not to `file_path`.
+    if (input.edits.some((one) => (one as Args).file_path !== undefined || (one as Args).path !== undefined))
+      return "edits";
+  }
+  for (const key of ["include", "paths"]) {
+    const value = input[key];
+    if (toolName === "read_many_files" && value !== undefined && typeof value !== "string")
+      if (!Array.isArray(value) || value.some((item) => typeof item !== "string")) return key;
+  }
+  return undefined;
+}
 
 export function mapToolCall(
   agent: AgentName,
@@ -197,13 +317,16 @@ export function mapToolCall(
   mcp?: { server: string; tool: string },
 ): MappedCall {
   const mapper = Object.hasOwn(TABLES[agent], toolName) ? TABLES[agent][toolName] : undefined;
-  if (mapper) return { calls: mapper(input), mapped: true };
+  if (mapper) {
+    const malformed = malformedField(toolName, input);
+    return { calls: mapper(input), mapped: true, ...(malformed !== undefined ? { malformed } : {}) };
+  }
   // MCP tools keep Rein's own naming, `mcp__<server>__<tool>` (Claude Code and Codex use it as is).
   const name =
     agent === "gemini" && mcp ? `mcp__${mcp.server}__${mcp.tool}`.replace(/[^A-Za-z0-9_-]/g, "_") : toolName;
   const mappedCall: MappedCall = { calls: [{ name, args: { ...input } }], mapped: name.startsWith("mcp__") };
   if (!mappedCall.mapped) {
-    const field = UNCHECKED_FIELDS.find((key) => input[key] !== undefined);
+    const field = uncheckedField(input);
     if (field !== undefined) mappedCall.unchecked = field;
   }
   return mappedCall;

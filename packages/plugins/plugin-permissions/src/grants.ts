@@ -24,6 +24,16 @@ export interface GrantedCommand {
   assignments: string[];
   redirections: { op: string; target: string }[];
   wrappers: string[];
+  /**
+   * The words as written, wrappers and their options included (`sudo -u root git push`,
+   * `./git status`): `argv` alone names the program by its base name and drops a
+   * wrapper's options, so two commands the person would tell apart read the same.
+   * In a prefix grant: the written words up to the end of the prefix. Absent in
+   * grants written before it existed (those compare on the other fields only).
+   */
+  original?: string[];
+  /** In a prefix grant: this command is granted exactly (no `*`): it had no subcommand to stop at. */
+  exact?: boolean;
 }
 
 /** A session grant, as stored in a `rein.permission-grant` entry's `data`. */
@@ -49,7 +59,7 @@ export interface PermissionGrant {
 
 /** What the shell helper's `facts.command` carries (read structurally: the field is declared elsewhere). */
 interface CommandFactsLike {
-  commands: readonly GrantedCommand[];
+  commands: readonly (GrantedCommand & { original?: readonly string[] })[];
   unknown: readonly unknown[];
 }
 interface PathFactLike {
@@ -67,6 +77,7 @@ const copyCommand = (c: GrantedCommand): GrantedCommand => ({
   assignments: [...c.assignments],
   redirections: c.redirections.map((r) => ({ op: r.op, target: r.target })),
   wrappers: [...c.wrappers],
+  ...(Array.isArray(c.original) ? { original: [...c.original] } : {}),
 });
 
 /** The scope a session grant for this call would have (before time and mac). */
@@ -85,28 +96,63 @@ export function scopeOf(
   return { scope: "exact", argsHash: argsHash(call.args) };
 }
 
-const sameCommand = (a: GrantedCommand, b: GrantedCommand) => canonicalJson(a) === canonicalJson(b);
+/** Equal commands; a grant written before `original` existed compares on the other fields. */
+function sameCommand(granted: GrantedCommand, part: GrantedCommand): boolean {
+  if (granted.original !== undefined) return canonicalJson(granted) === canonicalJson(part);
+  const { original: _original, ...rest } = part;
+  return canonicalJson(granted) === canonicalJson(rest);
+}
 
-/** The command prefix a project grant keeps: the program, and its subcommand when it has one (`git status`). */
-export function commandPrefix(argv: readonly string[]): string[] {
+/**
+ * The command prefix a project grant keeps: the program and its subcommand, when the
+ * word right after the program is a plain word (`git status`, `npm test`). Anything
+ * else has no prefix (`undefined`) and is granted exactly as shown: an option first
+ * (`git -C . push origin main`, `rm -rf build`, `ls -la`), a path or dotted word
+ * (`cat .env`), or no argument at all (`git`). Dropping a word the person saw, or
+ * widening the program alone to `program *`, would grant more than was shown.
+ */
+export function commandPrefix(argv: readonly string[]): string[] | undefined {
   const [program, next] = argv;
-  if (program === undefined) return [];
-  return next !== undefined && /^[A-Za-z][\w.-]*$/.test(next) ? [program, next] : [program];
+  if (program === undefined || next === undefined) return undefined;
+  return /^[A-Za-z][\w.-]*$/.test(next) ? [program, next] : undefined;
+}
+
+/**
+ * The written words that end where the prefix ends, or undefined when the written
+ * words do not line up with argv (a shell string such as `bash -c 'git push'`):
+ * such a command is granted exactly.
+ */
+function writtenPrefix(c: GrantedCommand, prefix: readonly string[]): string[] | undefined {
+  const original = c.original;
+  if (original === undefined) return undefined;
+  const offset = original.length - c.argv.length;
+  if (offset < 0) return undefined;
+  const program = original[offset] as string;
+  if (program !== c.argv[0] && program.split("/").at(-1) !== c.argv[0]) return undefined;
+  for (let i = 1; i < c.argv.length; i++) if (original[offset + i] !== c.argv[i]) return undefined;
+  return original.slice(0, offset + prefix.length);
+}
+
+function prefixOf(c: GrantedCommand): GrantedCommand {
+  const copy = copyCommand(c);
+  const prefix = commandPrefix(c.argv);
+  const written = prefix === undefined ? undefined : writtenPrefix(c, prefix);
+  if (prefix === undefined || (c.original !== undefined && written === undefined))
+    return { ...copy, exact: true };
+  return { ...copy, argv: prefix, ...(written !== undefined ? { original: written } : {}) };
 }
 
 /**
  * The scope of "always allow in this project": for a shell call, each simple
- * command's prefix (see `commandPrefix`); otherwise what a session grant covers.
+ * command's prefix (see `commandPrefix`), or the command exactly where it has none;
+ * otherwise what a session grant covers.
  */
 export function prefixScopeOf(
   call: Call,
 ): Pick<PermissionGrant, "scope" | "commands" | "paths" | "argsHash"> {
   const command = commandFacts(call);
   if (command && command.unknown.length === 0 && command.commands.length > 0) {
-    return {
-      scope: "prefix",
-      commands: command.commands.map((c) => ({ ...copyCommand(c), argv: commandPrefix(c.argv) })),
-    };
+    return { scope: "prefix", commands: command.commands.map(prefixOf) };
   }
   return scopeOf(call, false);
 }
@@ -115,9 +161,15 @@ const startsWith = (argv: readonly string[], prefix: readonly string[]) =>
   prefix.length > 0 && prefix.length <= argv.length && prefix.every((word, i) => argv[i] === word);
 
 function prefixCovers(granted: GrantedCommand, part: GrantedCommand): boolean {
+  if (granted.exact === true) {
+    const { exact: _exact, ...command } = granted;
+    return sameCommand(command, part);
+  }
   const redirections = granted.redirections.map((r) => canonicalJson(r));
   return (
     startsWith(part.argv, granted.argv) &&
+    (granted.original === undefined ||
+      (part.original !== undefined && startsWith(part.original, granted.original))) &&
     canonicalJson(part.wrappers) === canonicalJson(granted.wrappers) &&
     canonicalJson(part.assignments) === canonicalJson(granted.assignments) &&
     part.redirections.every((r) => redirections.includes(canonicalJson(r)))
@@ -152,6 +204,14 @@ export function covers(grant: PermissionGrant, call: Call, askedBy: string): boo
   return grant.argsHash === argsHash(call.args);
 }
 
+/** A granted command's words as the person saw them (wrappers, their options and assignments included). */
+const written = (c: GrantedCommand): string[] => {
+  if (c.original === undefined) return [...c.wrappers, ...c.assignments, ...c.argv];
+  // `env X=1 git push` keeps its assignments in the written words; a prefix `X=1 git push` does not.
+  const inWords = c.assignments.every((a) => c.original?.includes(a));
+  return [...(inWords ? [] : c.assignments), ...c.original];
+};
+
 /** How a grant reads in policy-rule grammar, as the prompt shows it: `bash(git status)`, `write(src/a.ts)`. */
 export function describeScope(
   tool: string,
@@ -159,23 +219,19 @@ export function describeScope(
 ): string {
   if (scope.scope === "commands") {
     const parts = (scope.commands ?? []).map((c) =>
-      [...c.wrappers, ...c.assignments, ...c.argv, ...c.redirections.map((r) => `${r.op}${r.target}`)].join(
-        " ",
-      ),
+      [...written(c), ...c.redirections.map((r) => `${r.op}${r.target}`)].join(" "),
     );
     return `${parts.map((part) => `${tool}(${part})`).join(" + ")} exactly (no other arguments or commands)`;
   }
   if (scope.scope === "prefix") {
     const parts = (scope.commands ?? []).map((c) =>
       [
-        ...c.wrappers,
-        ...c.assignments,
-        ...c.argv,
-        "*",
+        ...written(c),
+        ...(c.exact === true ? [] : ["*"]),
         ...c.redirections.map((r) => `${r.op}${r.target}`),
       ].join(" "),
     );
-    return `${parts.map((part) => `${tool}(${part})`).join(" + ")}`;
+    return parts.map((part) => `${tool}(${part})`).join(" + ");
   }
   if (scope.scope === "paths") return `${(scope.paths ?? []).map((p) => `${tool}(${p})`).join(" + ")} only`;
   return "these exact arguments only";

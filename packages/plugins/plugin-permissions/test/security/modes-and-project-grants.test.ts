@@ -154,7 +154,8 @@ describe("project grants", () => {
 
   it("the prompt shows the prefix it grants", async () => {
     expect(describeScope("bash", await grantFor("git status --short"))).toBe("bash(git status *)");
-    expect(describeScope("bash", await grantFor("ls -la"))).toBe("bash(ls *)");
+    // An option-led command has no subcommand to stop at: it is granted exactly (was `ls *`).
+    expect(describeScope("bash", await grantFor("ls -la"))).toBe("bash(ls -la)");
     expect(describeScope("bash", await grantFor("git status && npm test"))).toBe(
       "bash(git status *) + bash(npm test *)",
     );
@@ -163,7 +164,9 @@ describe("project grants", () => {
   it.each([
     ["git status", "git status", true],
     ["git status", "git status --short src", true],
-    ["git status", "/usr/bin/git status", true],
+    // The program as written: `/usr/bin/git` or `./git` is not the `git` the person saw.
+    ["git status", "/usr/bin/git status", false],
+    ["git status", "./git status", false],
     ["git status", "git push", false],
     ["git status", "git", false],
     ["git status", "git status; rm -rf x", false],
@@ -173,11 +176,155 @@ describe("project grants", () => {
     ["git status", "git status $(rm -rf x)", false],
     ["git status", "sudo git status", false],
     ["git status", "git statusx", false],
-    ["ls -la", "ls src", true],
+    ["ls -la", "ls src", false],
+    ["ls -la", "ls -la", true],
     ["ls -la", "lsof", false],
     ["git status && npm test", "npm test -- --watch", true],
   ])("granted %j covers %j: %s", async (granted, asked, expected) => {
     expect(covers(await grantFor(granted), await bashCall(asked), "harness:default")).toBe(expected);
+  });
+
+  /**
+   * The class behind `git -C . push origin main` granting `bash(git *)`: the prefix
+   * never drops a word the person saw, never widens to the program alone, and keeps
+   * wrappers' options and the program's spelling. command → the grant the prompt
+   * shows, then calls it must and must not cover.
+   */
+  it.each([
+    [
+      "git -C . push origin main",
+      "bash(git -C . push origin main)",
+      ["git -C . push origin main"],
+      ["git push", "git -C . push --force origin main", "git -C . status", "git status"],
+    ],
+    [
+      "git --no-pager log",
+      "bash(git --no-pager log)",
+      ["git --no-pager log"],
+      ["git --no-pager log -p", "git log", "git --no-pager push"],
+    ],
+    [
+      "git -c core.pager=cat push",
+      "bash(git -c core.pager=cat push)",
+      [],
+      ["git -c core.pager=evil push", "git push"],
+    ],
+    ["rm -rf build", "bash(rm -rf build)", ["rm -rf build"], ["rm -rf /", "rm -rf build /", "rm x"]],
+    ["cat .env", "bash(cat .env)", ["cat .env"], ["cat .env.production", "cat ~/.ssh/id_rsa", "cat x"]],
+    ["git", "bash(git)", ["git"], ["git push", "git status"]],
+    [
+      "git push origin main",
+      "bash(git push *)",
+      ["git push", "git push --force"],
+      ["git status", "git -C / push"],
+    ],
+    [
+      "env X=1 git push",
+      "bash(env X=1 git push *)",
+      ["env X=1 git push -f"],
+      ["env X=2 git push", "git push", "env -i X=1 git push"],
+    ],
+    [
+      "sudo git push",
+      "bash(sudo git push *)",
+      ["sudo git push x"],
+      ["sudo -u root git push", "git push", "sudo git status"],
+    ],
+    [
+      "command git push",
+      "bash(command git push *)",
+      ["command git push x"],
+      ["command -p git push", "git push"],
+    ],
+    [
+      "timeout 5 git push",
+      "bash(timeout 5 git push *)",
+      ["timeout 5 git push x"],
+      ["timeout 500 git push", "timeout -s KILL 5 git push"],
+    ],
+    [
+      "bash -c 'git push'",
+      "bash(bash -c git push)",
+      [],
+      ["bash -c 'git push --force'", "bash -c 'git push; rm -rf /'"],
+    ],
+    [
+      "echo a | xargs git push",
+      "bash(echo a *) + bash(xargs git *) + bash(git push *)",
+      [],
+      ["echo a | xargs git status", "echo a | xargs git push; rm -rf /"],
+    ],
+    ["git 'push' origin", "bash(git push *)", ["git push x", "git 'push' y"], ["git pull"]],
+    [
+      'git "-C" / push',
+      "bash(git -C / push)",
+      ["git -C / push"],
+      ["git -C / push --force", "git -C /tmp push"],
+    ],
+    [
+      "npm test && git -C . push",
+      "bash(npm test *) + bash(git -C . push)",
+      ["npm test -- -u && git -C . push"],
+      ["npm test && git -C . push -f", "git -C . push && rm -rf /"],
+    ],
+  ] as const)(
+    "a project grant for %j is shown as %j and covers no more than it",
+    async (granted, shown, coveredCalls, notCovered) => {
+      const grant = await grantFor(granted);
+      expect(describeScope("bash", grant)).toBe(shown);
+      expect(covers(grant, await bashCall(granted), "harness:default"), granted).toBe(true);
+      for (const asked of coveredCalls)
+        expect(covers(grant, await bashCall(asked), "harness:default"), asked).toBe(true);
+      for (const asked of notCovered)
+        expect(covers(grant, await bashCall(asked), "harness:default"), asked).toBe(false);
+    },
+  );
+
+  it("generated: an option-led command's project grant covers only that command", async () => {
+    const programs = ["git", "npm", "docker", "kubectl", "rm", "curl"];
+    const options = ["-C .", "--force", "-rf", "-x", "--no-pager", "-c a=b"];
+    const tails = ["push origin main", "run build", "status", "x"];
+    for (const program of programs)
+      for (const option of options)
+        for (const tail of tails) {
+          const command = `${program} ${option} ${tail}`;
+          const grant = await grantFor(command);
+          expect(describeScope("bash", grant), command).not.toContain("*");
+          expect(covers(grant, await bashCall(command), "harness:default"), command).toBe(true);
+          for (const wider of [`${program} ${tail}`, `${command} --more`, `${program} ${option} other`])
+            expect(covers(grant, await bashCall(wider), "harness:default"), `${command} vs ${wider}`).toBe(
+              false,
+            );
+        }
+  });
+
+  it.each([
+    ["sudo git push", "sudo -u root git push"],
+    ["git status", "./git status"],
+    ["git status", "/tmp/git status"],
+    ["timeout 5 make", "timeout -s 0 5 make"],
+    ["env X=1 make", "env -i X=1 make"],
+    ["nice make", "nice -n -20 make"],
+  ])(
+    "a session grant for %j does not cover %j (wrapper options and program spelling count)",
+    async (granted, asked) => {
+      const grant: PermissionGrant = {
+        tool: "bash",
+        askedBy: "harness:default",
+        ...scopeOf(await bashCall(granted), false),
+        grantedAt: "2026-12-01T00:00:00.000Z",
+      };
+      expect(covers(grant, await bashCall(granted), "harness:default")).toBe(true);
+      expect(covers(grant, await bashCall(asked), "harness:default")).toBe(false);
+    },
+  );
+
+  it("a legacy grant without written words still never covers a wrapper's other options", async () => {
+    // Grants signed before `original` existed: compared on argv, wrappers and assignments.
+    const legacy = await grantFor("git status");
+    for (const c of legacy.commands ?? []) delete c.original;
+    expect(covers(legacy, await bashCall("git status -s"), "harness:default")).toBe(true);
+    expect(covers(legacy, await bashCall("git push"), "harness:default")).toBe(false);
   });
 
   it("covers only the decider it was granted for", async () => {
