@@ -1,8 +1,7 @@
 /**
  * The telemetry worker thread: the OpenTelemetry SDK and the OTLP exporters run
- * here, off the harness's thread. It replays the span operations the harness's
- * thread recorded (`span-ops.ts`) and answers a shutdown with how the last flush
- * went.
+ * here, off the harness's thread. It exports the spans the harness's thread
+ * recorded (`span-ops.ts`) and answers a shutdown with how the last flush went.
  *
  * Invariant: nothing here can fail a run: a failing export is reported (once per
  * streak) as a warning message, and a malformed message is dropped.
@@ -10,8 +9,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { OtelOptions } from "./options.js";
 import { createPipeline } from "./pipeline.js";
-import type { FromWorker, SpanOp, ToWorker } from "./span-ops.js";
-import { PresetIds, SpanReplay } from "./span-replay.js";
+import type { Batch, FromWorker, ToWorker } from "./span-ops.js";
+import { SpanReplay } from "./span-replay.js";
 
 export interface WorkerData {
   options: OtelOptions;
@@ -22,26 +21,27 @@ const port = parentPort;
 if (port) {
   const { options, version } = workerData as WorkerData;
   const post = (message: FromWorker) => port.postMessage(message);
-  const ids = new PresetIds();
   const pipeline = createPipeline({
     options,
     env: process.env,
     version,
-    idGenerator: ids,
     onExportFailure: (signal, error) =>
       post({
         type: "warn",
         message: `cannot export ${signal} to the OTLP endpoint (${error}); runs go on, telemetry is dropped until it answers`,
       }),
   });
-  const replay = new SpanReplay(pipeline.tracer, pipeline.meter, ids);
+  const replay = new SpanReplay(pipeline.spans, pipeline.resource, pipeline.scope, pipeline.meter);
   port.on("message", (message: ToWorker) => {
     if (typeof message === "string") {
-      replay.replay(JSON.parse(message) as SpanOp[]);
+      try {
+        replay.replay(JSON.parse(message) as Batch);
+      } catch {
+        // What a malformed batch still held is dropped; the next one is read as usual.
+      }
       return;
     }
     if (message.type === "shutdown") {
-      replay.endAll();
       void pipeline.shutdown().then((result) => post({ type: "stopped", ...result }));
     }
   });

@@ -11,7 +11,7 @@
 import { Worker } from "node:worker_threads";
 import type { WorkerData } from "./exporter-worker.js";
 import type { OtelOptions } from "./options.js";
-import type { FromWorker, SpanOp } from "./span-ops.js";
+import type { FromWorker } from "./span-ops.js";
 
 /**
  * The worker's entry. A worker thread needs JavaScript: when this module runs
@@ -30,7 +30,8 @@ export type ReleaseReport =
   | undefined;
 
 export interface WorkerLease {
-  send(ops: SpanOp[]): void;
+  /** A JSON batch from `SpanRecorder.flush`. */
+  send(batch: string): void;
   release(): Promise<ReleaseReport>;
 }
 
@@ -65,8 +66,8 @@ class SharedWorker {
     this.warners.push(warn);
     let released = false;
     return {
-      send: (ops) => {
-        if (!this.broken && !released) this.worker.postMessage(JSON.stringify(ops));
+      send: (batch) => {
+        if (!this.broken && !released) this.worker.postMessage(batch);
       },
       release: async () => {
         if (released) return undefined;
