@@ -8,6 +8,7 @@
  * worker that is stuck), an earlier release only hands over what its harness
  * recorded; a worker that failed drops further operations and says so once.
  */
+import module from "node:module";
 import { Worker } from "node:worker_threads";
 import type { WorkerData } from "./exporter-worker.js";
 import type { OtelOptions } from "./options.js";
@@ -48,7 +49,8 @@ class SharedWorker {
     private readonly options: OtelOptions,
     version: string,
   ) {
-    const workerData: WorkerData = { options, version };
+    const compileCache = (module as { getCompileCacheDir?(): string | undefined }).getCompileCacheDir?.();
+    const workerData: WorkerData = { options, version, ...(compileCache ? { compileCache } : {}) };
     this.worker = new Worker(WORKER_URL, { workerData });
     this.worker.unref();
     this.worker.on("message", (message: FromWorker) => {
