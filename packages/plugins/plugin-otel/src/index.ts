@@ -6,7 +6,7 @@
  * - observation only: it subscribes to events and taps no decision hook, so it
  *   can never change, delay or fail a decision;
  * - the OpenTelemetry SDK runs on a shared worker thread (`telemetry-worker.ts`);
- *   the harness's thread only records span operations (`span-ops.ts`);
+ *   the harness's thread only records finished spans (`span-ops.ts`);
  * - export is batched in the background; a collector that is down costs one
  *   warning (again only after it came back and failed anew), never a failed run;
  * - disposing the last harness on the thread flushes within `shutdownTimeoutMs`;
@@ -26,7 +26,7 @@ export { OtelOptions } from "./options.js";
 
 const VERSION = "0.1.0";
 
-/** How long span operations wait on the harness's thread before they go to the worker. */
+/** How long finished spans wait on the harness's thread before they go to the worker. */
 const POST_DELAY_MS = 20;
 
 export default definePlugin({
@@ -37,7 +37,7 @@ export default definePlugin({
   options: OtelOptions,
   setup(rein, options) {
     const lease = leaseTelemetryWorker(options, VERSION, (message) => rein.logger.warn(message));
-    const recorder = new SpanRecorder((ops) => lease.send(ops), POST_DELAY_MS);
+    const recorder = new SpanRecorder((batch) => lease.send(batch), POST_DELAY_MS);
     const masks = textMasks(rein);
     const context = traceContext(rein);
     const envParent = isTraceparent(process.env.TRACEPARENT) ? process.env.TRACEPARENT : undefined;

@@ -1,19 +1,19 @@
 /**
- * The export side: a private tracer provider (never the process-global one, so
- * two harnesses in one process, or an application's own OpenTelemetry setup,
- * never see each other's spans), batched OTLP/HTTP export of spans, and the
- * GenAI histograms.
+ * The export side, on the telemetry worker: the SDK's batch span processor
+ * feeding the OTLP/HTTP exporter (spans arrive finished, as `ReadableSpan`s, so
+ * no tracer provider is needed, and none is registered globally: an
+ * application's own OpenTelemetry setup never sees these spans), and a private
+ * meter provider for the GenAI histograms.
  *
- * Invariants: nothing here runs on a turn's path except starting and ending
- * spans (in memory); a collector that is down or slow costs one warning, never a
- * failed or delayed run; `shutdown` resolves within its bound whatever the
- * collector does.
+ * Invariants: nothing here runs on a turn's path; a collector that is down or
+ * slow costs one warning, never a failed or delayed run; `shutdown` resolves
+ * within its bound whatever the collector does.
  */
-import type { Meter, Tracer } from "@opentelemetry/api";
-import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
+import type { Meter } from "@opentelemetry/api";
+import { type ExportResult, ExportResultCode, type InstrumentationScope } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
+import { type Resource, resourceFromAttributes } from "@opentelemetry/resources";
 import {
   MeterProvider,
   PeriodicExportingMetricReader,
@@ -21,15 +21,17 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import {
   BatchSpanProcessor,
-  type IdGenerator,
   type ReadableSpan,
   type SpanExporter,
-  TracerProvider,
+  type SpanProcessor,
 } from "@opentelemetry/sdk-trace";
 import type { OtelOptions } from "./options.js";
 
 export interface TelemetryPipeline {
-  readonly tracer: Tracer;
+  /** Where finished spans go (`onEnd`): batched, then exported. */
+  readonly spans: SpanProcessor;
+  readonly resource: Resource;
+  readonly scope: InstrumentationScope;
   /** Undefined when metrics are off. */
   readonly meter: Meter | undefined;
   /**
@@ -43,8 +45,6 @@ export interface PipelineOptions {
   options: OtelOptions;
   env: NodeJS.ProcessEnv;
   version: string;
-  /** Where span ids come from (the worker presets the ids the harness's thread chose). */
-  idGenerator?: IdGenerator;
   /** Called once, on the first export that fails (and again after one succeeded since). */
   onExportFailure(signal: "traces" | "metrics", error: string): void;
 }
@@ -126,7 +126,6 @@ export function createPipeline({
   options,
   env,
   version,
-  idGenerator,
   onExportFailure,
 }: PipelineOptions): TelemetryPipeline {
   const resource = resourceFromAttributes({
@@ -140,18 +139,12 @@ export function createPipeline({
     new OTLPTraceExporter({ ...urlFor(options, "traces"), ...common }),
     failures,
   );
-  const tracerProvider = new TracerProvider({
-    resource,
-    ...(idGenerator ? { idGenerator } : {}),
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: spanExporter,
-        scheduledDelayMillis: options.batchDelayMs,
-        maxExportBatchSize: options.maxBatchSize,
-        maxQueueSize: Math.max(options.maxQueueSize, options.maxBatchSize),
-        exportTimeoutMillis: options.exportTimeoutMs,
-      }),
-    ],
+  const spans = new BatchSpanProcessor({
+    exporter: spanExporter,
+    scheduledDelayMillis: options.batchDelayMs,
+    maxExportBatchSize: options.maxBatchSize,
+    maxQueueSize: Math.max(options.maxQueueSize, options.maxBatchSize),
+    exportTimeoutMillis: options.exportTimeoutMs,
   });
   let meterProvider: MeterProvider | undefined;
   if (options.metrics) {
@@ -171,7 +164,9 @@ export function createPipeline({
   }
 
   return {
-    tracer: tracerProvider.getTracer(SCOPE, version),
+    spans,
+    resource,
+    scope: { name: SCOPE, version },
     meter: meterProvider?.getMeter(SCOPE, version),
     async shutdown() {
       let timer: NodeJS.Timeout | undefined;
@@ -179,7 +174,7 @@ export function createPipeline({
         timer = setTimeout(() => resolve("timed out"), options.shutdownTimeoutMs);
         timer.unref();
       });
-      const stopped = Promise.all([tracerProvider.shutdown(), meterProvider?.shutdown()]).then(
+      const stopped = Promise.all([spans.shutdown(), meterProvider?.shutdown()]).then(
         () => "flushed" as const,
         () => "failed" as const,
       );

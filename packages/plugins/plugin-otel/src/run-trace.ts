@@ -157,17 +157,11 @@ export class RunTrace {
       span.fail(this.cut(message.errorMessage ?? type));
       metricAttributes[ATTR.errorType] = type;
     } else if (this.options.metrics) {
-      this.options.spans.record("tokenUsage", usage.input, {
-        ...metricAttributes,
-        [ATTR.tokenType]: "input",
-      });
-      this.options.spans.record("tokenUsage", usage.output, {
-        ...metricAttributes,
-        [ATTR.tokenType]: "output",
-      });
+      // Two values (input, output); the worker adds `gen_ai.token.type` to each.
+      this.options.spans.tokens(usage.input, usage.output, metricAttributes);
     }
     if (this.options.metrics) {
-      this.options.spans.record("duration", (this.checkpoint - chat.started) / 1000, metricAttributes);
+      this.options.spans.duration((this.checkpoint - chat.started) / 1000, metricAttributes);
     }
     span.end(this.checkpoint);
   }
@@ -233,11 +227,7 @@ export class RunTrace {
       metricAttributes[ATTR.errorType] = "tool_error";
     }
     if (this.options.metrics) {
-      this.options.spans.record(
-        "duration",
-        (now - (tool.executing ?? tool.started)) / 1000,
-        metricAttributes,
-      );
+      this.options.spans.duration((now - (tool.executing ?? tool.started)) / 1000, metricAttributes);
     }
     this.endTool(event.toolCallId, now);
   }
@@ -283,7 +273,7 @@ export class RunTrace {
     }
     if (reason !== undefined) agent.setAttribute(REIN.runReason, this.cut(reason));
     if (this.options.metrics) {
-      this.options.spans.record("duration", (now - this.runStartedAt) / 1000, {
+      this.options.spans.duration((now - this.runStartedAt) / 1000, {
         [ATTR.operationName]: OPERATION.invokeAgent,
         [ATTR.agentName]: this.options.agentName,
         ...(status === "error" ? { [ATTR.errorType]: "run_error" } : {}),

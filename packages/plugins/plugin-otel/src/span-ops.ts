@@ -1,103 +1,157 @@
 /**
- * Spans as a stream of small operations. The harness's thread only records
- * what happened (start, attributes, events, status, end, a histogram value) as
- * plain tuples with ids it chose itself; the OpenTelemetry SDK replays them on
- * a worker thread (`exporter-worker.ts`), where spans are built, batched and
- * exported. So a turn pays for an array push, not for the SDK.
+ * Spans as records of what happened. The harness's thread keeps an open span
+ * as one small handle (its attributes, events and status gathered in place)
+ * and, when it ends, appends one flat record of the whole span to a batch; the
+ * telemetry worker (`exporter-worker.ts`) turns each record into an exported
+ * span. So a turn pays for a few property writes and one array push per span,
+ * not for the SDK, and the worker gets one record per span, not one message per
+ * operation.
  *
  * Invariants: ids are chosen here, once (W3C sizes, random, never all zero), so
- * a tool call's `traceparent` is known the moment its span starts, before the
- * worker has seen it; operations reach the worker in the order they were
- * recorded; a handle that has ended records nothing more.
+ * a tool call's `traceparent` is known the moment its span starts; a span is
+ * sampled as the SDK's default sampler (parent-based, always on) would: a root
+ * is sampled, a child inherits its parent's flag, and an unsampled span is never
+ * sent; a handle that has ended records nothing more; batches reach the worker
+ * in the order they were recorded.
  */
 import { randomFillSync } from "node:crypto";
 import type { Attributes, SpanKind } from "@opentelemetry/api";
 
-/** Epoch milliseconds (fractional), as the SDK takes them. */
+/** Milliseconds on this thread's `performance` clock; the batch carries the clock's origin. */
 export type Millis = number;
 
-export type SpanOp =
-  | {
-      op: "start";
-      id: string;
-      traceId: string;
-      /** A local parent's span id, or a remote parent's (`remote`). */
-      parent?: string;
-      remote?: { spanId: string; traceFlags: number };
-      name: string;
-      kind: SpanKind;
-      time: Millis;
-      attributes: Attributes;
-    }
-  | { op: "attributes"; id: string; attributes: Attributes }
-  | { op: "event"; id: string; name: string; attributes: Attributes; time: Millis }
-  | { op: "status"; id: string; error: string }
-  | { op: "end"; id: string; time: Millis }
-  | { op: "record"; metric: "tokenUsage" | "duration"; value: number; attributes: Attributes };
+export const now = (): Millis => performance.now();
 
-/** Messages to the worker: a JSON array of operations (cheaper to post than a structured clone), or a shutdown. */
+/** An event on a span: name, attributes, time. */
+export type EventRecord = [name: string, attributes: Attributes, time: Millis];
+
+/**
+ * A finished span, positionally (a flat array is the cheapest thing to encode
+ * and decode): ids, parent (`""` for a root), whether the parent is remote, the
+ * trace flags, name, kind, start and end, attributes, events (`0` for none), and
+ * the error message when the span failed (`0` when it did not).
+ */
+export type SpanRecord = [
+  traceId: string,
+  spanId: string,
+  parentSpanId: string,
+  remoteParent: 0 | 1,
+  traceFlags: number,
+  name: string,
+  kind: SpanKind,
+  start: Millis,
+  end: Millis,
+  attributes: Attributes,
+  events: EventRecord[] | 0,
+  error: string | 0,
+];
+
+/**
+ * A histogram value: `duration` (seconds), or `tokens` (input and output
+ * tokens of one request: two values, the worker adds `gen_ai.token.type`).
+ */
+export type MetricRecord =
+  | [metric: "duration", value: number, attributes: Attributes]
+  | [metric: "tokens", input: number, output: number, attributes: Attributes];
+
+/** One batch: the clock origin of its times (epoch ms), spans, metric values. */
+export type Batch = [origin: number, spans: SpanRecord[], metrics: MetricRecord[]];
+
+/** Messages to the worker: a JSON `Batch` (cheaper to post than a structured clone), or a shutdown. */
 export type ToWorker = string | { type: "shutdown" };
 /** Messages from the worker. */
 export type FromWorker =
   | { type: "warn"; message: string }
   | { type: "stopped"; outcome: "flushed" | "timed out" | "failed"; failing: boolean };
 
-export const now = (): Millis => performance.timeOrigin + performance.now();
+const ZERO_SPAN_ID = "0".repeat(16);
+const ZERO_TRACE_ID = "0".repeat(32);
 
-/** Random hex ids from a pooled buffer (one `randomFillSync` per 512 bytes). */
+/** Random hex ids cut from a pooled hex string (one `randomFillSync` and one hex encoding per 512 bytes). */
 class IdSource {
-  private pool = Buffer.alloc(512);
-  private at = this.pool.length;
+  private readonly pool = Buffer.alloc(512);
+  private hex = "";
+  private at = 0;
   next(bytes: 8 | 16): string {
+    const length = bytes * 2;
+    const zero = bytes === 8 ? ZERO_SPAN_ID : ZERO_TRACE_ID;
     for (;;) {
-      if (this.at + bytes > this.pool.length) {
+      if (this.at + length > this.hex.length) {
         randomFillSync(this.pool);
+        this.hex = this.pool.toString("hex");
         this.at = 0;
       }
-      const id = this.pool.toString("hex", this.at, this.at + bytes);
-      this.at += bytes;
-      if (!/^0+$/.test(id)) return id;
+      const id = this.hex.slice(this.at, this.at + length);
+      this.at += length;
+      if (id !== zero) return id;
     }
   }
 }
 
 export interface StartOptions {
   kind: SpanKind;
+  /** The span's attributes: the handle keeps (and adds to) this object, so pass a fresh one. */
   attributes: Attributes;
   time?: Millis;
 }
 
-/** What the recorder hands back for a span: enough to describe it and its context. */
+/** An open span: everything recorded on it is gathered here until it ends. */
 export class SpanHandle {
   private ended = false;
+  private events: EventRecord[] | 0 = 0;
+  private error: string | 0 = 0;
   constructor(
     private readonly recorder: SpanRecorder,
     readonly traceId: string,
     readonly spanId: string,
+    private readonly parentSpanId: string,
+    private readonly remoteParent: 0 | 1,
+    readonly traceFlags: number,
+    private readonly name: string,
+    private readonly kind: SpanKind,
+    private readonly start: Millis,
+    private readonly attributes: Attributes,
   ) {}
   get traceparent(): string {
     return `00-${this.traceId}-${this.spanId}-01`;
   }
   setAttribute(key: string, value: Attributes[string]): this {
-    return this.setAttributes({ [key]: value });
+    if (!this.ended) this.attributes[key] = value;
+    return this;
   }
   setAttributes(attributes: Attributes): this {
-    if (!this.ended) this.recorder.push({ op: "attributes", id: this.spanId, attributes });
+    if (!this.ended) Object.assign(this.attributes, attributes);
     return this;
   }
   addEvent(name: string, attributes: Attributes, time: Millis = now()): this {
-    if (!this.ended) this.recorder.push({ op: "event", id: this.spanId, name, attributes, time });
+    if (this.ended) return this;
+    if (this.events === 0) this.events = [];
+    this.events.push([name, attributes, time]);
     return this;
   }
   /** Marks the span failed (status error) with a message. */
   fail(message: string): this {
-    if (!this.ended) this.recorder.push({ op: "status", id: this.spanId, error: message });
+    if (!this.ended) this.error = message;
     return this;
   }
   end(time: Millis = now()): void {
     if (this.ended) return;
     this.ended = true;
-    this.recorder.push({ op: "end", id: this.spanId, time });
+    if ((this.traceFlags & 1) === 0) return; // not sampled: never exported
+    this.recorder.push([
+      this.traceId,
+      this.spanId,
+      this.parentSpanId,
+      this.remoteParent,
+      this.traceFlags,
+      this.name,
+      this.kind,
+      this.start,
+      time,
+      this.attributes,
+      this.events,
+      this.error,
+    ]);
   }
 }
 
@@ -105,47 +159,72 @@ export class SpanHandle {
 export type ParentRef = SpanHandle | { traceId: string; spanId: string; traceFlags: number } | undefined;
 
 export class SpanRecorder {
-  private ops: SpanOp[] = [];
+  private spans: SpanRecord[] = [];
+  private metrics: MetricRecord[] = [];
   private readonly ids = new IdSource();
   private scheduled: NodeJS.Timeout | undefined;
+  private readonly flushLater = () => this.flush();
 
   /**
-   * @param send receives the operations recorded so far, in order
-   * @param delayMs how long operations may wait before they are sent
-   * @param maxOps sent at once when this many are waiting
+   * @param send receives each batch, in order
+   * @param delayMs how long records may wait before they are sent
+   * @param maxRecords sent at once when this many are waiting
    */
   constructor(
-    private readonly send: (ops: SpanOp[]) => void,
+    private readonly send: (batch: string) => void,
     private readonly delayMs: number,
-    private readonly maxOps = 2048,
+    private readonly maxRecords = 2048,
   ) {}
 
   start(name: string, options: StartOptions, parent: ParentRef): SpanHandle {
     const spanId = this.ids.next(8);
-    const op: Extract<SpanOp, { op: "start" }> = {
-      op: "start",
-      id: spanId,
-      traceId: parent?.traceId ?? this.ids.next(16),
+    if (parent === undefined) {
+      return new SpanHandle(
+        this,
+        this.ids.next(16),
+        spanId,
+        "",
+        0,
+        1,
+        name,
+        options.kind,
+        options.time ?? now(),
+        options.attributes,
+      );
+    }
+    return new SpanHandle(
+      this,
+      parent.traceId,
+      spanId,
+      parent.spanId,
+      parent instanceof SpanHandle ? 0 : 1,
+      parent.traceFlags & 1,
       name,
-      kind: options.kind,
-      time: options.time ?? now(),
-      attributes: options.attributes,
-    };
-    if (parent instanceof SpanHandle) op.parent = parent.spanId;
-    else if (parent) op.remote = { spanId: parent.spanId, traceFlags: parent.traceFlags };
-    this.push(op);
-    return new SpanHandle(this, op.traceId, spanId);
+      options.kind,
+      options.time ?? now(),
+      options.attributes,
+    );
   }
 
-  record(metric: "tokenUsage" | "duration", value: number, attributes: Attributes): void {
-    this.push({ op: "record", metric, value, attributes });
+  duration(seconds: number, attributes: Attributes): void {
+    this.metrics.push(["duration", seconds, attributes]);
+    this.schedule();
   }
 
-  push(op: SpanOp): void {
-    this.ops.push(op);
-    if (this.ops.length >= this.maxOps) this.flush();
+  tokens(input: number, output: number, attributes: Attributes): void {
+    this.metrics.push(["tokens", input, output, attributes]);
+    this.schedule();
+  }
+
+  push(span: SpanRecord): void {
+    this.spans.push(span);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.spans.length + this.metrics.length >= this.maxRecords) this.flush();
     else if (this.scheduled === undefined) {
-      this.scheduled = setTimeout(() => this.flush(), this.delayMs);
+      this.scheduled = setTimeout(this.flushLater, this.delayMs);
       this.scheduled.unref();
     }
   }
@@ -154,9 +233,10 @@ export class SpanRecorder {
   flush(): void {
     if (this.scheduled !== undefined) clearTimeout(this.scheduled);
     this.scheduled = undefined;
-    if (this.ops.length === 0) return;
-    const ops = this.ops;
-    this.ops = [];
-    this.send(ops);
+    if (this.spans.length === 0 && this.metrics.length === 0) return;
+    const batch: Batch = [performance.timeOrigin, this.spans, this.metrics];
+    this.spans = [];
+    this.metrics = [];
+    this.send(JSON.stringify(batch));
   }
 }

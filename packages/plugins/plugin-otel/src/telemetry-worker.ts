@@ -8,10 +8,11 @@
  * worker that is stuck), an earlier release only hands over what its harness
  * recorded; a worker that failed drops further operations and says so once.
  */
+import module from "node:module";
 import { Worker } from "node:worker_threads";
 import type { WorkerData } from "./exporter-worker.js";
 import type { OtelOptions } from "./options.js";
-import type { FromWorker, SpanOp } from "./span-ops.js";
+import type { FromWorker } from "./span-ops.js";
 
 /**
  * The worker's entry. A worker thread needs JavaScript: when this module runs
@@ -30,7 +31,8 @@ export type ReleaseReport =
   | undefined;
 
 export interface WorkerLease {
-  send(ops: SpanOp[]): void;
+  /** A JSON batch from `SpanRecorder.flush`. */
+  send(batch: string): void;
   release(): Promise<ReleaseReport>;
 }
 
@@ -47,7 +49,8 @@ class SharedWorker {
     private readonly options: OtelOptions,
     version: string,
   ) {
-    const workerData: WorkerData = { options, version };
+    const compileCache = (module as { getCompileCacheDir?(): string | undefined }).getCompileCacheDir?.();
+    const workerData: WorkerData = { options, version, ...(compileCache ? { compileCache } : {}) };
     this.worker = new Worker(WORKER_URL, { workerData });
     this.worker.unref();
     this.worker.on("message", (message: FromWorker) => {
@@ -65,8 +68,8 @@ class SharedWorker {
     this.warners.push(warn);
     let released = false;
     return {
-      send: (ops) => {
-        if (!this.broken && !released) this.worker.postMessage(JSON.stringify(ops));
+      send: (batch) => {
+        if (!this.broken && !released) this.worker.postMessage(batch);
       },
       release: async () => {
         if (released) return undefined;
