@@ -30,9 +30,14 @@ import {
 /** Sized for CI; `REIN_WORKER_SESSIONS`, `REIN_WORKER_CONCURRENCY`, `REIN_WORKER_HELD` make the larger run in docs/reliability.md. */
 const SESSIONS = Number(process.env.REIN_WORKER_SESSIONS ?? 51);
 
+/**
+ * `--expire` is well above a run's length even on a loaded machine: these tests are about
+ * kills and stops (heartbeats, `--lease`), and an expiry abort mid-run would retry a
+ * request the scripted model has no replies left for.
+ */
 function startWorker(place: Place, grace = "10", extra: string[] = []): Worker {
   return spawnWorker(
-    ["--expire", "4", "--poll", "0.5", "--grace", grace, "--lease", "10", ...extra, ...place.dbArgs],
+    ["--expire", "30", "--poll", "0.5", "--grace", grace, "--lease", "10", ...extra, ...place.dbArgs],
     place.dir,
   );
 }
@@ -235,6 +240,9 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     try {
       expect(sessions.map((s) => s.id).sort()).toEqual([...ids].sort());
       for (const session of sessions) {
+        if (finishedStatus(session) !== "completed") {
+          process.stderr.write(`DEBUG ${session.id}\n${survivorsLog(workers).filter((l) => l.includes(session.id)).join("\n")}\n${victim.stderr.split("\n").filter((l) => l.includes(session.id)).join("\n")}\n${JSON.stringify(session.journal()).slice(-3000)}\n`);
+        }
         expect(finishedStatus(session)).toBe("completed");
         // Exactly once: one `finished` mark for the session's one request.
         const finished = session

@@ -227,8 +227,18 @@ async function runRequest(
       customType: REQUEST_ENTRY,
       data: { requestId: request.requestId, state: "started", prompt: input },
     });
-  } else if (promptRecordedAfterStart(session, request.requestId)) {
-    input = CONTINUE_PROMPT;
+  } else {
+    // Its run ended before its worker died, the `finished` mark not yet stored: the
+    // request is done; running it again would repeat the answer.
+    const ended = runEndedAfterStart(session, request.requestId);
+    if (ended !== undefined) {
+      finish(harness, request.requestId, ended, undefined);
+      session.sync({ wait: true });
+      await session.whenStored();
+      send({ requestId: request.requestId, sessionId: session.id, kind: "end", status: ended });
+      return { kind: "done", status: ended };
+    }
+    if (promptRecordedAfterStart(session, request.requestId)) input = CONTINUE_PROMPT;
   }
   // Started, its prompt never recorded nor known here: its own job runs it.
   if (input === undefined) return { kind: "done", status: "finished-before" };
@@ -293,4 +303,31 @@ function promptRecordedAfterStart(session: Session, requestId: string): boolean 
       (entry.data as Partial<RequestMark> | undefined)?.requestId === requestId,
   );
   return entries.slice(start + 1).some((entry) => entry.type === "message" && entry.message.role === "user");
+}
+
+/**
+ * How the request's own run ended, when it ended `completed`, `error` or `blocked` after its
+ * `started` mark and no run began since: its worker died between the run's end and
+ * the `finished` mark. Undefined otherwise (never run, interrupted, aborted, parked).
+ */
+function runEndedAfterStart(
+  session: Session,
+  requestId: string,
+): "completed" | "error" | "blocked" | undefined {
+  const entries = session.entries();
+  const start = entries.findIndex(
+    (entry) =>
+      entry.type === "custom" &&
+      entry.customType === REQUEST_ENTRY &&
+      (entry.data as Partial<RequestMark> | undefined)?.requestId === requestId,
+  );
+  if (start < 0) return undefined;
+  const after = new Set(entries.slice(start).map((entry) => entry.id));
+  const last = session
+    .journal()
+    .findLast((record) => record.event === "run_start" || record.event === "run_end");
+  if (last?.event !== "run_end" || last.parentId === null || !after.has(last.parentId)) return undefined;
+  return last.status === "completed" || last.status === "error" || last.status === "blocked"
+    ? last.status
+    : undefined;
 }
