@@ -4,18 +4,21 @@
  * scripted model server and project setup (src/peers/), without installing or
  * running the peers. Several checkouts can be compared, interleaved:
  *
- *   node bench/first-request.mjs [--reps 11] [--calls 0] [--unsandboxed] [--node-arg ARG ...] [ROOT ...]
+ *   node bench/first-request.mjs [--reps 11] [--calls 0] [--unsandboxed] [--node-arg ARG ...] [--peer pi ...] [ROOT ...]
  *
  * ROOT is a built checkout of this repository (default: this one); each round runs
  * every ROOT once, the order rotating, after one warm-up round. Prints medians.
  * `--node-arg` (repeatable) goes to `node` before the bin: `--cpu-prof`,
- * `--import ./probe.mjs` and the like, for profiling the same runs.
+ * `--import ./probe.mjs` and the like, for profiling the same runs. `--peer ID`
+ * (repeatable: pi, codex, claude) adds that peer, driven as the peers benchmark drives
+ * it (installed into its cache on first use).
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { PROMPT, reinProject } from "./src/peers/contenders.mjs";
+import { PROMPT, contenders as peerContenders, reinProject } from "./src/peers/contenders.mjs";
+import { cacheDir, ensurePeers } from "./src/peers/install.mjs";
 import { startModelServer } from "./src/peers/model-server.mjs";
 import { runOnce } from "./src/peers.mjs";
 import { median } from "./src/stats.mjs";
@@ -30,6 +33,8 @@ const option = (name, fallback) => {
 };
 const nodeArgs = [];
 for (let arg = option("--node-arg"); arg !== undefined; arg = option("--node-arg")) nodeArgs.push(arg);
+const peerIds = [];
+for (let id = option("--peer"); id !== undefined; id = option("--peer")) peerIds.push(id);
 const reps = Number(option("--reps", "11"));
 const calls = Number(option("--calls", "0"));
 const sandboxed = !args.includes("--unsandboxed");
@@ -38,6 +43,7 @@ if (roots.length === 0) roots.push(path.resolve(path.dirname(fileURLToPath(impor
 
 const server = await startModelServer();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-first-request-"));
+const cleanups = [];
 try {
   const contenders = roots.map((root, i) => {
     const cwd = path.join(dir, `project-${i}`);
@@ -60,6 +66,13 @@ try {
       runs: [],
     };
   });
+  if (peerIds.length > 0) {
+    const peers = await ensurePeers({ log: console.error, only: peerIds });
+    const codexHome = fs.mkdtempSync(path.join(cacheDir(), "codex-home-"));
+    cleanups.push(() => fs.rmSync(codexHome, { recursive: true, force: true }));
+    for (const peer of peerContenders({ peers, origin: server.origin, dir, codexHome }))
+      if (peer.kind === "peer") contenders.push({ ...peer, runs: [] });
+  }
   for (let rep = -1; rep < reps; rep++) {
     for (let i = 0; i < contenders.length; i++) {
       const c = contenders[(i + Math.max(rep, 0)) % contenders.length];
@@ -82,4 +95,5 @@ try {
 } finally {
   await server.close();
   fs.rmSync(dir, { recursive: true, force: true });
+  for (const cleanup of cleanups) cleanup();
 }

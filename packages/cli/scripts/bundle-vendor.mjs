@@ -9,7 +9,16 @@
 //   share one copy of its internals (its format and settings registries included).
 // - @anthropic-ai/sdk (~120 modules; pi-ai's Anthropic provider, its only importer
 //   here): its root entry, with its own dependency (standardwebhooks).
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { findPackageJSON } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -48,7 +57,17 @@ const PACKAGES = [
   },
 ];
 
-rmSync(vendor, { recursive: true, force: true });
+/** The files of a folder and their bytes, to tell an unchanged bundle from a new one. */
+function contents(dir) {
+  if (!existsSync(dir)) return undefined;
+  return readdirSync(dir)
+    .sort()
+    .map((f) => `${f}\0${readFileSync(join(dir, f), "latin1")}`)
+    .join("\0\0");
+}
+
+// Each bundle is built beside its folder and swapped in by rename only when it changed,
+// so a rein starting during a rebuild (the tests do) never finds half a bundle.
 for (const { name, parent, subpaths } of PACKAGES) {
   const root = packageRoot(name, parent);
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -64,16 +83,31 @@ for (const { name, parent, subpaths } of PACKAGES) {
     entries[subpath === "." ? "index" : subpath.slice(2).replaceAll("/", "-")] = file.replace(/^\.\//, "");
   }
   const out = join(vendor, name);
+  // Staged outside the vendor folder, which the CLI reads (a staged manifest would be read).
+  const next = join(dirname(vendor), ".vendor-next", name);
+  rmSync(next, { recursive: true, force: true });
   await build({
     input: Object.fromEntries(Object.entries(entries).map(([entry, file]) => [entry, join(root, file)])),
-    output: { dir: out, format: "esm", entryFileNames: "[name].mjs", chunkFileNames: "chunk-[hash].mjs" },
+    output: { dir: next, format: "esm", entryFileNames: "[name].mjs", chunkFileNames: "chunk-[hash].mjs" },
     preserveEntrySignatures: "strict",
     logLevel: "warn",
   });
   const files = Object.fromEntries(Object.entries(entries).map(([entry, file]) => [file, `${entry}.mjs`]));
   writeFileSync(
-    join(out, "manifest.json"),
+    join(next, "manifest.json"),
     `${JSON.stringify({ package: name, version: pkg.version, files }, null, 2)}\n`,
   );
+  if (contents(next) === contents(out)) rmSync(next, { recursive: true, force: true });
+  else {
+    const old = join(dirname(vendor), ".vendor-old", name);
+    rmSync(old, { recursive: true, force: true });
+    mkdirSync(dirname(old), { recursive: true });
+    mkdirSync(dirname(out), { recursive: true });
+    if (existsSync(out)) renameSync(out, old);
+    renameSync(next, out);
+    rmSync(old, { recursive: true, force: true });
+  }
   console.log(`${name} ${pkg.version}: ${Object.keys(entries).length} entries bundled into ${out}`);
 }
+rmSync(join(dirname(vendor), ".vendor-next"), { recursive: true, force: true });
+rmSync(join(dirname(vendor), ".vendor-old"), { recursive: true, force: true });
