@@ -21,6 +21,7 @@ if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); proce
 fi
 step "system packages" bash scripts/system-packages.sh
 step "build (tsc -b)" tsc -b
+step "vendor bundles (packages/cli/scripts/bundle-vendor.mjs)" node packages/cli/scripts/bundle-vendor.mjs
 step "typecheck (tsconfig.tests.json)" tsc -p tsconfig.tests.json
 step "lint (biome)" biome check --log-level=error --diagnostic-level=warn .
 # Bump lists go to stdout; a missing changeset is reported on stderr.

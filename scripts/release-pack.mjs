@@ -28,6 +28,8 @@ const pnpm = process.env.npm_execpath?.includes("pnpm")
   : ["npx", "--yes", "pnpm@10.34.9"];
 mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) if (name.endsWith(".tgz")) rmSync(join(out, name));
+// The CLI ships typebox and the Anthropic SDK bundled (packages/cli/src/vendor-bundles.ts).
+execFileSync(process.execPath, [join(root, "packages/cli/scripts/bundle-vendor.mjs")], { stdio: "pipe" });
 for (const { dir } of manifests.values()) {
   execFileSync(pnpm[0], [...pnpm.slice(1), "pack", "--pack-destination", out], { cwd: dir, stdio: "pipe" });
 }

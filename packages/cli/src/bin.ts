@@ -4,7 +4,8 @@
  * what scripts and shell prompts call most); every other command first turns on
  * Node's compile cache (compile-cache.ts: a start then compiles none of the modules
  * an earlier one compiled) and keeps V8's young generation at its initial size, then
- * loads main.ts.
+ * loads main.ts, with typebox and the Anthropic SDK from their bundles where the build made them
+ * (vendor-bundles.ts).
  *
  * The young generation: V8 grows it to 16-32 MiB as a process allocates, which was the
  * largest part of a `rein run`'s peak RSS above its code (a 20-call run: 146 → 119 MiB
@@ -28,5 +29,7 @@ if ((first === "--version" || first === "-v") && rest.length === 0) {
   if (first !== "worker") setFlagsFromString("--semi-space-growth-factor=1");
   const { enableCompileCache } = await import("./compile-cache.js");
   enableCompileCache();
+  const { useVendorBundles } = await import("./vendor-bundles.js");
+  useVendorBundles();
   await import("./main.js");
 }

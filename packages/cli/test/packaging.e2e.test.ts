@@ -11,11 +11,19 @@
  * third-party dependencies come from npm's cache or the npm registry.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, project } from "./support/rein-process.js";
 
@@ -160,6 +168,26 @@ export default defineConfig({
     expect(runResult.status, runResult.stderr).toBe(0);
     expect(runResult.stderr).toContain("✓ 358");
     expect(runResult.stdout).toContain("358 days to go.");
+  });
+
+  it("the installed CLI loads typebox from its bundle, none of its files from node_modules", () => {
+    const cli = join(app, "node_modules/@rein/cli");
+    const probe = `data:text/javascript,${encodeURIComponent(`
+import { registerHooks } from "node:module";
+const loaded = [];
+registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+process.on("exit", () => process.stderr.write("\\nLOADED " + JSON.stringify(loaded) + "\\n"));`)}`;
+    const result = spawnSync(process.execPath, ["--import", probe, join(cli, "bin/rein.js"), "tools"], {
+      cwd: app,
+      encoding: "utf8",
+      env: env(),
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const loaded = JSON.parse(/LOADED (.*)/.exec(result.stderr)?.[1] ?? "[]") as string[];
+    const vendor = pathToFileURL(join(realpathSync(cli), "dist/vendor")).href;
+    expect(loaded.filter((url) => url.startsWith(`${vendor}/typebox/`)).length).toBeGreaterThan(0);
+    expect(loaded.filter((url) => /\/node_modules\/typebox\//.test(url))).toEqual([]);
+    expect(loaded.length).toBeLessThan(600);
   });
 
   it("ships the sources its .d.ts.map and .js.map files point at", () => {

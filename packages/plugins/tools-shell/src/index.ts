@@ -137,14 +137,19 @@ export default definePlugin({
     const handle = openBashTool({ ...options, unsandboxedEscape: "ask" });
     rein.registerTool(handle.tool);
     gateUnsandboxedRuns(rein, handle.tool.name);
-    // The sandbox starts when the agent's first request is on its way, not at setup (where
+    // The sandbox starts once the agent's first request is out, not at setup (where
     // `rein plugins` or `rein tools` would start it for nothing) nor with the first command
     // (which would wait 0.3-0.7 s for it): the model's answer takes longer than the start.
+    // "Out": the first response has begun (`message_start` of the assistant). Started
+    // earlier (at `turn_start`), importing and starting the runtime (~0.2 s of CPU) ran
+    // before the request was written and delayed it; on a loaded 2-core machine a one-call
+    // run was faster this way too (bench/first-request.mjs, docs/benchmarks.md "Peers").
     // A run that ends first (a text-only answer) stops it after the runtime's import.
     let preparing: Promise<void> | undefined;
     const done = new AbortController();
     if ((options.sandbox?.mode ?? DEFAULT_SANDBOX_MODE) !== "off") {
-      const stop = rein.on("turn_start", () => {
+      const stop = rein.on("message_start", (event) => {
+        if (event.message.role !== "assistant") return;
         stop();
         const timer = setTimeout(() => {
           preparing = handle.prepare(rein.config.cwd, done.signal);

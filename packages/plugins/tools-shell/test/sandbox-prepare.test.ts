@@ -119,4 +119,29 @@ process.stdout.write(JSON.stringify({ afterSetup, afterRun }));
 `);
     expect(seen).toEqual({ afterSetup: false, afterRun: true });
   });
+
+  it("as a plugin: the sandbox's import waits for the first response, so it cannot delay the first request", () => {
+    const seen = run(`
+const { createTestHarness } = await import(process.env.TESTING);
+const seenAtRequest = [];
+// A request that takes a while to go out (a slow tap): the runtime is still not loaded when it does.
+const slowRequest = {
+  name: "slow-request",
+  setup(rein) {
+    rein.hooks.beforeRequest.tapPromise("slow-request", async (request) => {
+      await new Promise((done) => setTimeout(done, 100));
+      seenAtRequest.push(loaded());
+      return request;
+    });
+  },
+};
+const t = await createTestHarness({ plugins: [shell.default, slowRequest], config: { cwd: process.env.ROOT }, script: ["no command needed"] });
+await t.prompt("answer");
+await new Promise((done) => setTimeout(done, 50));
+const afterRun = loaded();
+await t.dispose();
+process.stdout.write(JSON.stringify({ seenAtRequest, afterRun }));
+`);
+    expect(seen).toEqual({ seenAtRequest: [false], afterRun: true });
+  });
 });

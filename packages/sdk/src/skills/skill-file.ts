@@ -11,9 +11,19 @@
  * for other agents carry their own), and the skill still loads.
  */
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { basename, dirname } from "node:path";
 import { parseAllowedTools, SKILL_NAME_PATTERN } from "@rein/harness";
-import { parse as parseYaml } from "yaml";
+
+/**
+ * `yaml` (~70 modules) is required on the first skill file, not imported: a run
+ * without skills (most) never loads it, and this check stays synchronous.
+ */
+let yaml: typeof import("yaml") | undefined;
+const parseYaml = (text: string): unknown => {
+  yaml ??= createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return yaml.parse(text);
+};
 
 export const SKILL_FILE = "SKILL.md";
 export const MAX_NAME = 64;
