@@ -240,9 +240,6 @@ describe.each(STORES)("rein worker with $name sessions", { timeout: 180_000 }, (
     try {
       expect(sessions.map((s) => s.id).sort()).toEqual([...ids].sort());
       for (const session of sessions) {
-        if (finishedStatus(session) !== "completed") {
-          process.stderr.write(`DEBUG ${session.id}\n${survivorsLog(workers).filter((l) => l.includes(session.id)).join("\n")}\n${victim.stderr.split("\n").filter((l) => l.includes(session.id)).join("\n")}\n${JSON.stringify(session.journal()).slice(-3000)}\n`);
-        }
         expect(finishedStatus(session)).toBe("completed");
         // Exactly once: one `finished` mark for the session's one request.
         const finished = session
