@@ -10,11 +10,13 @@
  *   full harness turn (flat faux model, one tool call per turn);
  * - the same turn with an in-process echo: the turn's own cost;
  * - through `rein mcp serve` (the built CLI over stdio, same plugins), from the
- *   same SDK client: the latency Rein adds in front of an MCP client.
+ *   same SDK client: the latency Rein adds in front of an MCP client; and the
+ *   same over Streamable HTTP (`rein mcp serve --http 0`, the SDK's
+ *   `StreamableHTTPClientTransport` with the bearer token), upstream still stdio.
  * Each contender keeps its server running between reps (started untimed); a
  * rep is `calls` sequential calls, interleaved with the other contenders.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -35,6 +37,8 @@ async function load() {
     Client: (await import(fromTools.resolve("@modelcontextprotocol/client"))).Client,
     StdioClientTransport: (await import(fromTools.resolve("@modelcontextprotocol/client/stdio")))
       .StdioClientTransport,
+    StreamableHTTPClientTransport: (await import(fromTools.resolve("@modelcontextprotocol/client")))
+      .StreamableHTTPClientTransport,
     everything: fromTools.resolve("@modelcontextprotocol/server-everything/dist/index.js"),
     sdk: await import(path.join(repo, "packages/sdk/dist/index.js")),
     mcp: (await import(dist("tools-mcp"))).default,
@@ -53,6 +57,43 @@ async function sdkClient(command, args, options = {}) {
   const client = new modules.Client({ name: "bench", version: "1.0.0" });
   await client.connect(new modules.StdioClientTransport({ command, args, stderr: "ignore", ...options }));
   return client;
+}
+
+const TOKEN = "rein-bench-token";
+
+/** `rein mcp serve --http 0` (`cli`, in `cwd`) and an SDK client on it; `close` stops both. */
+export async function httpServed(cli, cwd, env) {
+  const child = spawn(process.execPath, [cli, "mcp", "serve", "--http", "0"], {
+    cwd,
+    env: { ...env, REIN_MCP_TOKEN: TOKEN },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise((resolve) => child.on("close", resolve));
+  const started = Date.now();
+  while (!/listening on (\S+)/.test(stderr)) {
+    if (Date.now() - started > 60_000 || child.exitCode !== null)
+      throw new Error(`rein mcp serve --http: no listener: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const url = new URL(/listening on (\S+)/.exec(stderr)[1]);
+  const client = new modules.Client({ name: "bench", version: "1.0.0" });
+  await client.connect(
+    new modules.StreamableHTTPClientTransport(url, {
+      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+    }),
+  );
+  return {
+    client,
+    async close() {
+      await client.close().catch(() => undefined);
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
 
 async function callMany(client, name, calls) {
@@ -172,6 +213,7 @@ export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverO
     stdio: ["ignore", "ignore", "pipe"],
   });
   const served = await sdkClient(process.execPath, [CLI, "mcp", "serve"], { cwd: project, env });
+  const servedHttp = await httpServed(CLI, project, env);
   try {
     const timings = await interleave(
       [
@@ -180,6 +222,7 @@ export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverO
         { name: "gates", run: () => reinCalls(agent, calls) },
         { name: "local", run: () => reinCalls(local, calls) },
         { name: "serve", run: () => callMany(served, "mcp__every__echo", calls) },
+        { name: "serveHttp", run: () => callMany(servedHttp.client, "mcp__every__echo", calls) },
       ],
       { reps },
     );
@@ -191,10 +234,12 @@ export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverO
       gates: perCall("gates"),
       local: perCall("local"),
       serve: perCall("serve"),
+      serveHttp: perCall("serveHttp"),
     };
   } finally {
     await direct.close();
     await served.close();
+    await servedHttp.close();
     for (const each of [agent, local]) {
       await each.host.dispose();
       each.scripted.dispose();
@@ -205,7 +250,7 @@ export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify(serverO
 
 const ms = (value) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
 
-export function mcpRows({ calls, direct, gatesOnly, gates, local, serve }) {
+export function mcpRows({ calls, direct, gatesOnly, gates, local, serve, serveHttp }) {
   const group = `5. MCP: ${calls} sequential calls of server-everything's echo over stdio`;
   const ratio = gatesOnly / direct;
   return [
@@ -234,13 +279,16 @@ export function mcpRows({ calls, direct, gatesOnly, gates, local, serve }) {
       target: "",
       met: "",
     },
-    {
+    ...[
+      ["`rein mcp serve` (stdio) in front of the same server", serve],
+      ["`rein mcp serve --http` (Streamable HTTP) in front of the same server", serveHttp],
+    ].map(([name, value]) => ({
       group,
-      name: "`rein mcp serve` in front of the same server",
-      measured: `${ms(serve)}/call, ${ms(serve - direct)} added`,
-      ratio: `${(serve / direct).toFixed(2)}× direct`,
-      target: "",
-      met: "",
-    },
+      name,
+      measured: `${ms(value)}/call, ${ms(value - direct)} added`,
+      ratio: `${(value / direct).toFixed(2)}× direct`,
+      target: "≤ +0.30 ms",
+      met: value - direct <= 0.3 ? "yes" : "**no**",
+    })),
   ];
 }

@@ -181,6 +181,73 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
     ).not.toContain(TOKEN);
   });
 
+  it("a SIGKILL right after the answers loses no decided call: each is in the session with who decided and why", async () => {
+    const dir = newProject();
+    const { client, transport, stderr } = await stdioClient(dir);
+    const pid = transport.pid as number;
+    let upstream: number[] = [];
+    try {
+      await client.listTools();
+      upstream = childrenOf(pid, "server-filesystem");
+      const allowed = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: "notes/kill.txt", content: "before the kill" },
+      });
+      expect(allowed.isError).toBe(false);
+      const denied = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: "secrets/kill.txt", content: "x" },
+      });
+      expect(denied.isError).toBe(true);
+      // Killed the moment the last answer arrived: no settle, no close, no final fsync.
+      process.kill(pid, "SIGKILL");
+    } finally {
+      for (const child of upstream) {
+        try {
+          process.kill(child, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      await client.close().catch(() => undefined);
+    }
+    const session = /session ([0-9a-f-]{36})/.exec(stderr())?.[1];
+    expect(session, stderr()).toBeDefined();
+    const replay = await rein(["replay", "--json", session as string], dir);
+    expect(replay.code, replay.stderr).toBe(0);
+    const lines = replay.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; recorded: string; now: string; by: string });
+    expect(lines.map((line) => [line.tool, line.recorded, line.now])).toEqual([
+      ["mcp__fs__write_file", "allow", "allow"],
+      ["mcp__fs__write_file", "deny", "deny"],
+    ]);
+    const recorded = readFileSync(
+      join(dir, ".rein/sessions", readSessionFile(dir, session as string)),
+      "utf8",
+    );
+    const results = recorded
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; message?: Record<string, unknown> })
+      .filter((entry) => entry.type === "message" && entry.message?.role === "toolResult")
+      .map(
+        (entry) =>
+          entry.message as {
+            isError?: boolean;
+            decision?: { decision: string; by?: string; reason?: string };
+          },
+      );
+    expect(results.map((result) => result.isError === true)).toEqual([false, true]);
+    expect(results[1]?.decision).toMatchObject({
+      decision: "deny",
+      reason: expect.stringContaining("secrets stay put (mcp__fs__write_file(secrets/**) matched"),
+    });
+    expect(results[1]?.decision?.by).toEqual(expect.any(String));
+    expect(readFileSync(join(dir, "notes/kill.txt"), "utf8")).toBe("before the kill");
+  });
+
   it("hides tools the gates deny outright when mcpServe.hideDenied is set, and still denies them by name", async () => {
     const dir = newProject("mcpServe: { hideDenied: true },");
     const { client } = await stdioClient(dir);

@@ -68,8 +68,10 @@ export interface ScriptedModel {
   readonly model: Model<any>;
   /** The model collection that serves `model` (the harness option `models`). */
   readonly models: Models;
-  /** Every request the model received, in order. */
+  /** Every request the model received, in order (since the last `forgetRequests()`). */
   readonly requests: readonly RecordedRequest[];
+  /** Empties `requests`: a long-lived host (`rein mcp serve`) would otherwise keep every request. */
+  forgetRequests(): void;
   /** Queues more replies after the ones already scripted. */
   append(steps: readonly ScriptStep[]): void;
   /** Replies not yet consumed. */
@@ -182,10 +184,16 @@ export function createScriptedModel(
     model: faux.getModel(),
     models: collection,
     requests,
+    forgetRequests: () => {
+      requests.length = 0;
+    },
     append(more) {
       for (const step of more) if (typeof step !== "function") toAssistantMessage(step);
       const wrapped = more.map(wrap);
-      queued = [...queued, ...wrapped];
+      // Only what is still unconsumed is kept: `skip` counts from there, and a host that
+      // appends call after call (rein mcp serve) does not copy every reply ever given.
+      const consumed = queued.length - faux.getPendingResponseCount();
+      queued = [...queued.slice(consumed), ...wrapped];
       faux.appendResponses(wrapped);
     },
     skip(count) {

@@ -37,3 +37,35 @@ describe("scripted model: skip(n) resumes a script after the replies a session a
     }
   });
 });
+
+describe("scripted model: a long-lived host keeps only what is still to come", () => {
+  it("skip after appends counts from the unconsumed replies, whatever was consumed before", async () => {
+    const scripted = createScriptedModel(["one", "two"]);
+    try {
+      expect(await ask(scripted)).toBe("one");
+      scripted.append(["three", "four"]);
+      expect(await ask(scripted)).toBe("two");
+      scripted.append(["five"]);
+      scripted.skip(1);
+      expect(scripted.pending()).toBe(2);
+      expect(await ask(scripted)).toBe("four");
+      expect(await ask(scripted)).toBe("five");
+    } finally {
+      scripted.dispose();
+    }
+  });
+
+  it("forgetRequests empties the recorded requests; later ones are recorded again", async () => {
+    const scripted = createScriptedModel(["one", "two"]);
+    try {
+      await ask(scripted);
+      expect(scripted.requests).toHaveLength(1);
+      scripted.forgetRequests();
+      expect(scripted.requests).toHaveLength(0);
+      await ask(scripted);
+      expect(scripted.requests).toHaveLength(1);
+    } finally {
+      scripted.dispose();
+    }
+  });
+});

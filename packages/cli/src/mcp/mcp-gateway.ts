@@ -173,6 +173,8 @@ export class ToolGateway {
     } finally {
       signal.removeEventListener("abort", onAbort);
       this.current = undefined;
+      // Nothing reads them here, and a server would keep every request it ever got.
+      this.model.forgetRequests();
     }
   }
 }
