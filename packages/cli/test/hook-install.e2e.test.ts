@@ -37,7 +37,7 @@ describe("rein hook install claude-code", () => {
     expect(after.hooks.PreToolUse[0]).toEqual(OTHER_HOOK);
     const ours = after.hooks.PreToolUse[1].hooks[0];
     expect(ours).toMatchObject({ type: "command", timeout: 30, onFailure: "block" });
-    expect(ours.command).toMatch(/--liftoff-only .*rein\.js hook claude-code$/);
+    expect(ours.command).toMatch(/--liftoff-only .*bin\/rein-hook\.js hook claude-code$/);
     expect(Object.keys(after.hooks).sort()).toEqual(
       ["PermissionRequest", "PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"].sort(),
     );
