@@ -12,7 +12,6 @@
  * complete, well-formed answer from a private socket; every other outcome is
  * the in-process path, which fails closed itself.
  */
-import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -116,7 +115,12 @@ function askDaemon(paths: DaemonPaths, request: DaemonRequest, waitMs: number): 
 }
 
 /** Starts a detached daemon for this process state, unless one is already starting. Never throws. */
-function startDaemon(paths: DaemonPaths, print: string, cwdOfEvent: string, script: string): void {
+async function startDaemon(
+  paths: DaemonPaths,
+  print: string,
+  cwdOfEvent: string,
+  script: string,
+): Promise<void> {
   try {
     let marker: number;
     try {
@@ -130,6 +134,8 @@ function startDaemon(paths: DaemonPaths, print: string, cwdOfEvent: string, scri
     writeSync(marker, String(process.pid));
     closeSync(marker);
     const entry = fileURLToPath(new URL("./hook/daemon-entry.js", import.meta.url));
+    // Loaded only here: the warm path does not pay for it.
+    const { spawn } = await import("node:child_process");
     const child = spawn(
       process.execPath,
       [...process.execArgv, entry, print, cwdOfEvent, script, ...process.argv.slice(2)],
@@ -191,7 +197,7 @@ async function main(): Promise<void> {
   if (env.REIN_HOOK_DAEMON_TRACE === "1")
     writeSync(2, `rein-hook: ${answer ? "answered by the daemon" : "decided in process"}\n`);
   if (answer === undefined) {
-    startDaemon(paths, print, cwdOfEvent, script);
+    await startDaemon(paths, print, cwdOfEvent, script);
     return decideHere(read);
   }
   if (answer.stdout !== "") writeSync(1, answer.stdout);
