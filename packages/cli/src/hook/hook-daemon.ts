@@ -15,7 +15,8 @@
  * - It answers only a request with its token (read from a 0600 file beside the
  *   socket) and its exact fingerprint; anything else is refused.
  * - It exits after `REIN_HOOK_DAEMON_IDLE_MS` without a request (default 10
- *   minutes), and as soon as its socket path is no longer its socket.
+ *   minutes), and within 5 s of its socket path no longer being its socket or
+ *   a project file changing (a deleted project included).
  * - It writes nothing to stdout or stderr (it has none): a failure to start is
  *   an exit, and the client keeps deciding in process.
  */
@@ -284,7 +285,8 @@ async function serve(
   const timer = setInterval(
     () => {
       if (Date.now() - lastUsed >= idle) return stop();
-      if (socketIdentity(paths.socket) !== socketId) stop();
+      // Replaced by another daemon, or its project changed or was deleted: nothing left to answer for.
+      if (socketIdentity(paths.socket) !== socketId || watched.changed() !== undefined) stop();
     },
     Math.min(idle, SOCKET_CHECK_MS),
   );
