@@ -37,7 +37,7 @@ describe("rein hook install claude-code", () => {
     expect(after.hooks.PreToolUse[0]).toEqual(OTHER_HOOK);
     const ours = after.hooks.PreToolUse[1].hooks[0];
     expect(ours).toMatchObject({ type: "command", timeout: 30, onFailure: "block" });
-    expect(ours.command).toMatch(/--liftoff-only .*rein\.js hook claude-code$/);
+    expect(ours.command).toMatch(/--liftoff-only .*bin\/rein-hook\.js hook claude-code$/);
     expect(Object.keys(after.hooks).sort()).toEqual(
       ["PermissionRequest", "PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"].sort(),
     );
@@ -94,7 +94,7 @@ command = "./check-patch.sh"
     };
     expect(parsed.model).toBe("gpt-5");
     expect(parsed.hooks.PreToolUse?.[0]?.hooks[0]?.command).toBe("./check-patch.sh");
-    expect(parsed.hooks.PreToolUse?.[1]?.hooks[0]?.command).toMatch(/rein\.js hook codex$/);
+    expect(parsed.hooks.PreToolUse?.[1]?.hooks[0]?.command).toMatch(/bin\/rein-hook\.js hook codex$/);
     expect(parsed.hooks.Stop?.[0]?.hooks[0]).toMatchObject({ type: "command", timeout: 30 });
     const removed = await rein(["hook", "install", "codex", "--uninstall"], dir);
     expect(removed.code, removed.stderr).toBe(0);

@@ -35,13 +35,17 @@ const quote = (word: string): string =>
   /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 
 /**
- * This `rein`, absolute. `--liftoff-only`: one short process per call, and V8's
- * optimising tier for the shell parser's WASM would cost it ~0.5 s of background
- * compiling and hundreds of MiB (measured: 3.0 s / 580 MiB against 1.5 s / 112 MiB).
+ * This Rein's hook client, absolute (bin/rein-hook.js: Node built-ins only; it asks
+ * the warm hook daemon, else decides with the full `rein` in process, see
+ * hook-client.ts). `--liftoff-only`: when a call is decided in process (the first
+ * one, or after a change), V8's optimising tier for the shell parser's WASM would
+ * cost it ~0.5 s of background compiling and hundreds of MiB (measured: 3.0 s /
+ * 580 MiB against 1.5 s / 112 MiB); the daemon inherits the flag, where it costs
+ * nothing measurable per decision.
  */
 export function reinCommand(agent: AgentName): string {
-  // The package's own bin (dist/commands -> bin/rein.js), whichever way this rein was started.
-  const script = fileURLToPath(new URL("../../bin/rein.js", import.meta.url));
+  // The package's own bin (dist/commands -> bin/rein-hook.js), whichever way this rein was started.
+  const script = fileURLToPath(new URL("../../bin/rein-hook.js", import.meta.url));
   return `${quote(process.execPath)} --liftoff-only ${quote(script)} hook ${agent}`;
 }
 

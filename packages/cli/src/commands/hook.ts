@@ -10,9 +10,9 @@
  * which blocks the call in every agent (a failure on an event that blocks
  * nothing, such as SessionStart, is exit 1: reported, the agent goes on).
  */
-import { buildAgent } from "../agent/build-agent.js";
+import { type Agent, buildAgent } from "../agent/build-agent.js";
 import type { GlobalOptions } from "../globals.js";
-import { failureAnswer, type OnFailure } from "../hook/agent-protocols.js";
+import { type AgentName, failureAnswer, type HookAnswer, type OnFailure } from "../hook/agent-protocols.js";
 import { reserveAnswer } from "../hook/answer-writer.js";
 import { handleEvent, prepareHarness } from "../hook/handle-event.js";
 import { type HookInput, parseHookInput } from "../hook/hook-input.js";
@@ -26,39 +26,86 @@ export interface HookOptions {
   onFailure?: string;
 }
 
+/** The options of one `rein hook <agent>` command line, checked (a bad one throws a usage error). */
+export interface HookSettings {
+  agent: AgentName;
+  timeoutMs: number;
+  onFailure: OnFailure;
+}
+
+export function hookSettings(agentArg: string, options: HookOptions): HookSettings {
+  const onFailure = onFailureOf(options.onFailure);
+  return { onFailure, agent: agentName(agentArg), timeoutMs: timeoutOf(options.timeout, 20_000) };
+}
+
+/** The answer to a failure before or around the decision: the reason (and hint), fail closed. */
+export function failureFrom(input: HookInput | undefined, error: unknown, onFailure: OnFailure): HookAnswer {
+  const message = (error as Error)?.message ?? String(error);
+  const hint = (error as { hint?: string }).hint;
+  return failureAnswer(input?.event, hint ? `${message} (${hint})` : message, onFailure);
+}
+
+/**
+ * One event decided on a built stack and recorded in its Rein session (opened
+ * and closed for this event, as a process per event always did). Shared by this
+ * command and the hook daemon (hook/hook-daemon.ts): one decision path.
+ */
+export async function decideOnStack(
+  built: Agent,
+  input: HookInput,
+  settings: HookSettings,
+): Promise<HookAnswer> {
+  const audit = auditFor(built.loaded);
+  try {
+    return await handleEvent(built.harness, audit, input, settings.timeoutMs, settings.onFailure);
+  } finally {
+    audit?.close();
+  }
+}
+
+/** The stack a hook decides with: the config found from the event's working directory. */
+export async function buildHookStack(cwd: string, globals: GlobalOptions): Promise<Agent> {
+  const built = await buildAgent({ cwd, configPath: globals.config, ephemeral: true, modelOptional: true });
+  try {
+    prepareHarness(built.harness);
+  } catch (error) {
+    await built.dispose().catch(() => undefined);
+    throw error;
+  }
+  return built;
+}
+
+type Capture = (agentArg: string, options: HookOptions, globals: GlobalOptions) => void;
+let capture: Capture | undefined;
+
+/** The hook daemon parses its command line with the CLI's own program: the parsed command lands here. */
+export function captureHookCommand(receive: Capture): void {
+  capture = receive;
+}
+
 export async function hookCommand(
   agentArg: string,
   options: HookOptions,
   globals: GlobalOptions,
 ): Promise<number> {
+  if (capture) {
+    capture(agentArg, options, globals);
+    return 0;
+  }
   const out = reserveAnswer();
   let input: HookInput | undefined;
   let onFailure: OnFailure = "block";
   try {
     onFailure = onFailureOf(options.onFailure);
-    const agent = agentName(agentArg);
-    const timeoutMs = timeoutOf(options.timeout, 20_000);
-    input = parseHookInput(agent, await readStdin(timeoutMs));
-    const built = await buildAgent({
-      cwd: input.cwd || globals.cwd,
-      configPath: globals.config,
-      ephemeral: true,
-      modelOptional: true,
-    });
+    const settings = hookSettings(agentArg, options);
+    input = parseHookInput(settings.agent, await readStdin(settings.timeoutMs));
+    const built = await buildHookStack(input.cwd || globals.cwd, globals);
     try {
-      prepareHarness(built.harness);
-      const audit = auditFor(built.loaded);
-      try {
-        return out.answer(await handleEvent(built.harness, audit, input, timeoutMs, onFailure));
-      } finally {
-        audit?.close();
-      }
+      return out.answer(await decideOnStack(built, input, settings));
     } finally {
       await built.dispose().catch(() => undefined);
     }
   } catch (error) {
-    const message = (error as Error)?.message ?? String(error);
-    const hint = (error as { hint?: string }).hint;
-    return out.answer(failureAnswer(input?.event, hint ? `${message} (${hint})` : message, onFailure));
+    return out.answer(failureFrom(input, error, onFailure));
   }
 }

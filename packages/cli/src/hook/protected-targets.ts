@@ -4,15 +4,16 @@
  * plugins or state (`rein.config.*`, `.rein/`, `.rein-plugins/`, `.git/`, every
  * file the stack loaded), nor the agent settings that hold Rein's hook
  * (`.claude/settings*.json`, `.codex/config.toml`, `.codex/hooks.json`,
- * `.gemini/settings.json`, and the user-level ones): an agent that could edit
- * them could take its reins off. Checked on the canonical paths the gates saw
+ * `.gemini/settings.json`, and the user-level ones), nor the user's Rein config
+ * dir (the user layer, the trust records, the grant key, the hook daemon's
+ * sockets and tokens): an agent that could edit them could take its reins off. Checked on the canonical paths the gates saw
  * (file tools) and on the shell's redirection targets, resolved the same way;
  * what a shell command does to a file by other means is the sandbox's to stop.
  */
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import type { AgentHarness } from "@rein/harness";
-import { protectedFiles, realpathLoose, type ToolCallFacts } from "@rein/sdk";
+import { protectedFiles, realpathLoose, reinConfigDir, type ToolCallFacts } from "@rein/sdk";
 
 const STATE_DIRS = new Set([".rein", ".rein-plugins", ".git"]);
 const CONFIG_NAME = /^rein\.config\.[^/]*$/;
@@ -48,6 +49,9 @@ export function protectedReason(harness: AgentHarness, absolute: string): string
   if (AGENT_SETTINGS.some(([dir, file]) => dir === parent && file.test(name)))
     return `${absolute} holds the agent's hooks, Rein's among them`;
   if (userSettings().includes(absolute)) return `${absolute} holds the agent's hooks, Rein's among them`;
+  const configDir = realpathLoose(reinConfigDir());
+  if (absolute === configDir || absolute.startsWith(`${configDir}${sep}`))
+    return `${absolute} is in Rein's user config dir (trust records, grant key, the hook daemon)`;
   return undefined;
 }
 

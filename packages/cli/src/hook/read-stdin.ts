@@ -5,7 +5,26 @@
  */
 import { MAX_INPUT_BYTES } from "./hook-input.js";
 
+/** What the hook client (hook-client.ts) already read from stdin before it fell back to this path. */
+export type ReadInput = { bytes: Buffer } | { timedOut: true } | { failed: string };
+
+const PRESET = Symbol.for("rein.hook.stdin");
+
+/** Hands this process's stdin, already read, to `readStdin` (the client's fallback). */
+export function presetStdin(read: ReadInput): void {
+  (globalThis as { [PRESET]?: ReadInput })[PRESET] = read;
+}
+
 export function readStdin(timeoutMs: number): Promise<string> {
+  const preset = (globalThis as { [PRESET]?: ReadInput })[PRESET];
+  if (preset !== undefined) {
+    if ("failed" in preset) return Promise.reject(new Error(preset.failed));
+    if ("timedOut" in preset)
+      return Promise.reject(new Error(`no complete hook input on stdin within ${timeoutMs} ms`));
+    if (preset.bytes.length > MAX_INPUT_BYTES)
+      return Promise.reject(new Error(`the hook input is larger than ${MAX_INPUT_BYTES} bytes`));
+    return Promise.resolve(preset.bytes.toString("utf8"));
+  }
   const stdin = process.stdin;
   if (stdin.isTTY)
     return Promise.reject(new Error("no hook input: stdin is a terminal (an agent pipes the event's JSON)"));

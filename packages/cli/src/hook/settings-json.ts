@@ -25,7 +25,7 @@ export interface HookEntry {
 /** Whether a command is one `rein hook install` wrote (any agent). */
 export const isReinCommand = (command: unknown): boolean =>
   typeof command === "string" &&
-  /rein(?:\.js|\.mjs)?['"]?\s+hook\s+(?:claude-code|codex|gemini)(?:\s|$)/.test(command);
+  /rein(?:-hook)?(?:\.js|\.mjs)?['"]?\s+hook\s+(?:claude-code|codex|gemini)(?:\s|$)/.test(command);
 
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);

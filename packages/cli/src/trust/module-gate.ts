@@ -7,7 +7,9 @@
  * before it is evaluated, so an untrusted module never runs, whatever imported it.
  *
  * Invariant: with no gate open, admitting is a no-op (Rein's own modules load as
- * before); the hook is registered once per process.
+ * before); the hook is registered once per process. An observer (`observeModules`,
+ * the hook daemon's list of files to re-check before each decision) sees every
+ * file admitted, whether a gate is open or not; it cannot refuse one.
  */
 import { readFileSync } from "node:fs";
 import module from "node:module";
@@ -27,15 +29,33 @@ type RegisterHooks = (hooks: {
 
 let gate: Admit | undefined;
 let hooked = false;
+const observers = new Set<(file: string) => void>();
 
 /** Checks `file` (its bytes about to run) against the open gate. */
 export function admitModule(file: string, source: string | Uint8Array): void {
+  for (const observe of observers) observe(file);
   gate?.(file, source);
 }
 
 /** Opens `admit` as the process's gate; returns the closer. */
 export function openModuleGate(admit: Admit): () => void {
   gate = admit;
+  hookNativeLoads();
+  return () => {
+    if (gate === admit) gate = undefined;
+  };
+}
+
+/** Calls `observe` with every module file loaded from now on (jiti's and Node's); returns the stopper. */
+export function observeModules(observe: (file: string) => void): () => void {
+  observers.add(observe);
+  hookNativeLoads();
+  return () => {
+    observers.delete(observe);
+  };
+}
+
+function hookNativeLoads(): void {
   if (!hooked) {
     hooked = true;
     const registerHooks = (module as unknown as { registerHooks?: RegisterHooks }).registerHooks;
@@ -49,16 +69,14 @@ export function openModuleGate(admit: Admit): () => void {
     registerHooks({
       load(url, context, nextLoad) {
         const result = nextLoad(url, context);
-        if (gate !== undefined && url.startsWith("file:")) {
+        if (url.startsWith("file:")) {
           const file = fileURLToPath(url);
           // Node reads some CommonJS sources itself later: check the file's bytes then.
-          admitModule(file, result.source ?? readFileSync(file));
+          if (gate !== undefined) admitModule(file, result.source ?? readFileSync(file));
+          else for (const observe of observers) observe(file);
         }
         return result;
       },
     });
   }
-  return () => {
-    if (gate === admit) gate = undefined;
-  };
 }
