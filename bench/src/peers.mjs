@@ -30,7 +30,7 @@ export const SCENARIOS = [
 const RUN_TIMEOUT_MS = 120_000;
 
 /** One run of one contender on one scenario; rejects with the reason it did not finish as scripted. */
-function runOnce(server, contender, calls) {
+export function runOnce(server, contender, calls) {
   const record = server.expect({ calls });
   return new Promise((resolve, reject) => {
     collect();

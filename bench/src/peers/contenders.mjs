@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const REIN_BIN = path.join(repo, "packages/cli/dist/bin.js");
-const PROMPT = "Run the echo commands the task needs, one call at a time, then say done.";
+export const PROMPT = "Run the echo commands the task needs, one call at a time, then say done.";
 
 /** The Node versions Rein supports, where this machine has them (npx caches), beside the bench's own. */
 export function nodes() {
@@ -83,17 +83,20 @@ const WORKSPACE_PACKAGES = {
   "@rein/plugin-permissions": "packages/plugins/plugin-permissions",
 };
 
-/** A Rein project as a user has it after `npm install` and `rein trust`. */
-function reinProject(dir, sandboxed, env) {
+/**
+ * A Rein project as a user has it after `npm install` and `rein trust`, its
+ * packages linked from the checkout at `root` (this repo unless told).
+ */
+export function reinProject(dir, sandboxed, env, root = repo) {
   fs.mkdirSync(path.join(dir, "node_modules/@rein"), { recursive: true });
   for (const [name, where] of Object.entries(WORKSPACE_PACKAGES))
-    fs.symlinkSync(path.join(repo, where), path.join(dir, "node_modules", name), "dir");
+    fs.symlinkSync(path.join(root, where), path.join(dir, "node_modules", name), "dir");
   fs.writeFileSync(
     path.join(dir, "package.json"),
     '{ "name": "bench-project", "private": true, "type": "module" }\n',
   );
   fs.writeFileSync(path.join(dir, "rein.config.ts"), REIN_CONFIG(sandboxed));
-  execFileSync(process.execPath, [REIN_BIN, "trust", "--yes"], {
+  execFileSync(process.execPath, [path.join(root, "packages/cli/dist/bin.js"), "trust", "--yes"], {
     cwd: dir,
     env,
     stdio: ["ignore", "ignore", "pipe"],

@@ -35,6 +35,12 @@ export class JsonlStorage implements SessionStorage {
   #syncing = false;
   #syncAgain = false;
   #syncFailure: NodeJS.ErrnoException | undefined;
+  /**
+   * Bytes known to be on disk: the file's size when the last fsync that completed
+   * started. `close()` skips its fsync when this equals `#goodSize` (nothing written
+   * since), so a run's last save point and its close cost one fsync, not two.
+   */
+  #durableSize: number | undefined;
   /** The device and inode of our descriptor (taken at the first sync). */
   #identity: { ino: number; dev: number } | undefined;
   #closed = false;
@@ -59,7 +65,9 @@ export class JsonlStorage implements SessionStorage {
       writeFully(fd, line);
       fs.fsyncSync(fd);
       syncDirectory(path.dirname(file));
-      return new JsonlStorage(file, false, lock, fd, line.length);
+      const storage = new JsonlStorage(file, false, lock, fd, line.length);
+      storage.#durableSize = line.length;
+      return storage;
     } catch (error) {
       if (fd !== undefined) {
         fs.closeSync(fd);
@@ -112,11 +120,11 @@ export class JsonlStorage implements SessionStorage {
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }
+    this.#goodSize = parsed.goodSize;
     if (parsed.goodSize < size && !this.readOnly) {
       this.#truncate(parsed.goodSize);
       this.#sync();
     }
-    this.#goodSize = parsed.goodSize;
     const action = this.readOnly ? "ignored" : "dropped";
     const warnings =
       parsed.torn === undefined
@@ -208,9 +216,11 @@ export class JsonlStorage implements SessionStorage {
       return;
     }
     this.#syncing = true;
+    const size = this.#goodSize;
     fs.fdatasync(this.#fd as number, (error) => {
       this.#syncing = false;
       if (error) this.#syncFailure ??= error;
+      else this.#durableSize = size;
       if (this.#closed) {
         this.#finishClose();
         return;
@@ -235,7 +245,10 @@ export class JsonlStorage implements SessionStorage {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#fd !== undefined) {
+    // Already on disk (the last save point's fsync, nothing appended since): no second fsync.
+    const durable =
+      !this.#tailDirty && this.#durableSize !== undefined && this.#durableSize === this.#goodSize;
+    if (this.#fd !== undefined && !durable) {
       try {
         fs.fsyncSync(this.#fd);
       } catch {
@@ -266,6 +279,7 @@ export class JsonlStorage implements SessionStorage {
     try {
       fs.ftruncateSync(this.#fd as number, size);
       this.#tailDirty = false;
+      this.#durableSize = undefined; // the cut is not on disk until the next fsync
     } catch (error) {
       throw sessionError(`cannot repair session file ${this.path}: ${describeError(error)}`, {
         file: this.path,
@@ -277,6 +291,7 @@ export class JsonlStorage implements SessionStorage {
   #sync(): void {
     try {
       fs.fsyncSync(this.#fd as number);
+      this.#durableSize = this.#goodSize;
     } catch (error) {
       throw sessionError(`cannot sync session file ${this.path}: ${describeError(error)}`, {
         file: this.path,
