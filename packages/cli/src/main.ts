@@ -7,6 +7,7 @@ import { maskConnectionStrings } from "@rein/harness";
 import { CommanderError } from "commander";
 import { CliError, ExitCode } from "./errors.js";
 import { buildProgram, type GlobalOptions, globalsFrom } from "./program.js";
+import { finish } from "./prompt-exit.js";
 import { watchClosedPipes } from "./ui/closed-pipe.js";
 import { colorsFor } from "./ui/terminal.js";
 
@@ -62,4 +63,4 @@ try {
 } catch (error) {
   exitCode = report(error);
 }
-process.exitCode = exitCode;
+await finish(exitCode);

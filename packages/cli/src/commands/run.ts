@@ -15,6 +15,7 @@ import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { ExitCode, runFailed, sessionParked, usageError } from "../errors.js";
 import type { GlobalOptions } from "../globals.js";
 import { type Checked, checkedRun, loadOutputSchema, type OutputSchema } from "../output/output-schema.js";
+import { exitWhenDone } from "../prompt-exit.js";
 import { parseSkillCall, type SkillCall } from "../skills/skill-call.js";
 import { findSkills } from "../skills/skill-sources.js";
 import { onStdoutClosed } from "../ui/closed-pipe.js";
@@ -61,6 +62,8 @@ export async function runCommand(
   options: RunOptions,
   globals: GlobalOptions,
 ): Promise<number> {
+  // Once this returns, the session is closed and the plugins disposed: nothing is left to wait for.
+  exitWhenDone();
   if (options.session && options.continue) throw usageError("use either --session or --continue, not both");
   const script = options.script ? readScript(options.script, globals.cwd) : undefined;
   let prompt = promptWords.join(" ").trim();

@@ -43,6 +43,12 @@ export class JsonlStorage implements SessionStorage {
   #syncing = false;
   #syncAgain = false;
   #syncFailure: NodeJS.ErrnoException | undefined;
+  /**
+   * Bytes known to be on disk: the file's size when the last fsync that completed
+   * started. `close()` skips its fsync when this equals `#goodSize` (nothing written
+   * since), so a run's last save point and its close cost one fsync, not two.
+   */
+  #durableSize: number | undefined;
   /** The device and inode of our descriptor (taken at the first sync). */
   #identity: { ino: number; dev: number } | undefined;
   #closed = false;
@@ -79,7 +85,9 @@ export class JsonlStorage implements SessionStorage {
       writeFully(fd, line);
       fs.fsyncSync(fd);
       syncDirectory(path.dirname(file));
-      return new JsonlStorage(file, false, lock, fd, line.length, options.syncOffThread === true);
+      const storage = new JsonlStorage(file, false, lock, fd, line.length, options.syncOffThread === true);
+      storage.#durableSize = line.length;
+      return storage;
     } catch (error) {
       if (fd !== undefined) {
         fs.closeSync(fd);
@@ -132,11 +140,11 @@ export class JsonlStorage implements SessionStorage {
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }
+    this.#goodSize = parsed.goodSize;
     if (parsed.goodSize < size && !this.readOnly) {
       this.#truncate(parsed.goodSize);
       this.#sync();
     }
-    this.#goodSize = parsed.goodSize;
     const action = this.readOnly ? "ignored" : "dropped";
     const warnings =
       parsed.torn === undefined
@@ -275,9 +283,11 @@ export class JsonlStorage implements SessionStorage {
       return;
     }
     this.#syncing = true;
+    const size = this.#goodSize;
     fs.fdatasync(this.#fd as number, (error) => {
       this.#syncing = false;
       if (error) this.#syncFailure ??= error;
+      else this.#durableSize = size;
       if (this.#closed) {
         this.#finishClose();
         return;
@@ -303,7 +313,10 @@ export class JsonlStorage implements SessionStorage {
     if (this.#closed) return undefined;
     this.#closed = true;
     if (this.#offThread && this.#fd !== undefined) return this.#closeOffThread();
-    if (this.#fd !== undefined) {
+    // Already on disk (the last save point's fsync, nothing appended since): no second fsync.
+    const durable =
+      !this.#tailDirty && this.#durableSize !== undefined && this.#durableSize === this.#goodSize;
+    if (this.#fd !== undefined && !durable) {
       try {
         fs.fsyncSync(this.#fd);
       } catch {
@@ -346,6 +359,7 @@ export class JsonlStorage implements SessionStorage {
     try {
       fs.ftruncateSync(this.#fd as number, size);
       this.#tailDirty = false;
+      this.#durableSize = undefined; // the cut is not on disk until the next fsync
     } catch (error) {
       throw sessionError(`cannot repair session file ${this.path}: ${describeError(error)}`, {
         file: this.path,
@@ -357,6 +371,7 @@ export class JsonlStorage implements SessionStorage {
   #sync(): void {
     try {
       fs.fsyncSync(this.#fd as number);
+      this.#durableSize = this.#goodSize;
     } catch (error) {
       throw sessionError(`cannot sync session file ${this.path}: ${describeError(error)}`, {
         file: this.path,

@@ -6,7 +6,7 @@ import { definePlugin, SdkError, Type } from "@rein/sdk";
 import { openBashTool } from "./bash.js";
 import { gateUnsandboxedRuns } from "./escape.js";
 import { DEFAULT_SANDBOX_MODE } from "./sandbox-policy.js";
-import { releaseRuntimeIfIdle } from "./sandbox-runtime.js";
+import { releaseRuntimeIfIdle, runtimeLoaded } from "./sandbox-runtime.js";
 
 export {
   BASH_DEFAULTS,
@@ -159,7 +159,10 @@ export default definePlugin({
     }
     rein.onDispose(async () => {
       done.abort();
-      await preparing;
+      // A prepare still importing the runtime starts nothing once aborted (it checks the
+      // signal after the import), so dispose does not wait out the import (0.1-0.3 s,
+      // the whole of a text-only run's exit); one past it is awaited to its end.
+      if (runtimeLoaded()) await preparing;
       handle.dispose();
       await releaseRuntimeIfIdle();
     });

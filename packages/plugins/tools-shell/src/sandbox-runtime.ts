@@ -87,6 +87,11 @@ function runProbe(wrapped: string, cwd: string): Promise<{ code: number | null; 
   });
 }
 
+/** Whether the runtime's import has finished (nothing can have started before). */
+export function runtimeLoaded(): boolean {
+  return SandboxManager !== undefined;
+}
+
 /** Imports the runtime (the larger part of a start); starts nothing. */
 export async function loadRuntime(): Promise<void> {
   SandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;

@@ -144,4 +144,33 @@ process.stdout.write(JSON.stringify({ seenAtRequest, afterRun }));
 `);
     expect(seen).toEqual({ seenAtRequest: [false], afterRun: true });
   });
+
+  it("as a plugin: dispose does not wait for a runtime import still under way, and nothing starts after it", () => {
+    // The runtime's import is held back 3 s (a shim with a top-level await stands in for
+    // the package, then re-exports it); a text-only run ends meanwhile.
+    const seen = run(`
+registerHooks({
+  resolve(specifier, context, next) {
+    if (specifier !== "@anthropic-ai/sandbox-runtime" || context.parentURL?.startsWith("data:")) return next(specifier, context);
+    const real = next(specifier, context).url;
+    const shim = "await new Promise((r) => setTimeout(r, 3000)); export * from " + JSON.stringify(real) + ";";
+    return { url: "data:text/javascript," + encodeURIComponent(shim), shortCircuit: true };
+  },
+});
+const { createTestHarness } = await import(process.env.TESTING);
+const t = await createTestHarness({ plugins: [shell.default], config: { cwd: process.env.ROOT }, script: ["no command needed"] });
+await t.prompt("answer");
+await new Promise((done) => setTimeout(done, 100));
+const importing = loaded();
+const started = performance.now();
+await t.dispose();
+const disposeMs = performance.now() - started;
+// The held-back import finishes after dispose; the aborted prepare must start nothing then.
+await new Promise((done) => setTimeout(done, 3500));
+process.stdout.write(JSON.stringify({ importing, disposeMs, bwraps }));
+`);
+    expect(seen.importing).toBe(true);
+    expect(seen.disposeMs).toBeLessThan(1500);
+    expect(seen.bwraps).toBe(0);
+  });
 });
