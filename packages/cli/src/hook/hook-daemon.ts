@@ -29,7 +29,6 @@ import { loadShellParser } from "@rein/sdk/shell";
 import type { Agent } from "../agent/build-agent.js";
 import {
   buildHookStack,
-  captureHookCommand,
   decideOnStack,
   failureFrom,
   type HookOptions,
@@ -37,7 +36,6 @@ import {
   hookSettings,
 } from "../commands/hook.js";
 import type { GlobalOptions } from "../globals.js";
-import { buildProgram, globalsFrom } from "../program.js";
 import { reinPackages } from "../trust/install-root.js";
 import { entryFiles } from "../trust/project-trust.js";
 import { trustFile } from "../trust/trust-store.js";
@@ -60,24 +58,14 @@ const MAX_REQUEST_BYTES = 2 * CLIENT_MAX_INPUT_BYTES + 64 * 1024;
 /** How often the daemon checks its socket is still its own. */
 const SOCKET_CHECK_MS = 5_000;
 
-interface Parsed {
+/** The daemon's command line as `rein` parses it (the entry point parses it with the CLI's own program). */
+export interface ParsedHookCommand {
   agentArg: string;
   options: HookOptions;
   globals: GlobalOptions;
 }
 
-/** The command line parsed by the CLI's own program, as `rein` would. */
-async function parseCommandLine(argv: readonly string[]): Promise<Parsed | undefined> {
-  let parsed: Parsed | undefined;
-  captureHookCommand((agentArg, options, globals) => {
-    parsed = { agentArg, options, globals };
-  });
-  const program = buildProgram(async (task) => {
-    await task(globalsFrom(program));
-  });
-  await program.parseAsync(["node", "rein", ...argv]);
-  return parsed;
-}
+export type HookCommandParser = (argv: readonly string[]) => Promise<ParsedHookCommand | undefined>;
 
 /** The files a decision rests on besides the modules loaded: layers, trust record, grant key, config names. */
 function stackFiles(built: Agent, cwd: string, explicitConfig: boolean, env: NodeJS.ProcessEnv): string[] {
@@ -136,6 +124,7 @@ function removeIfOurs(paths: DaemonPaths, socketId: string | undefined, token: s
 export async function runHookDaemon(
   args: readonly string[],
   loadedModules: readonly string[],
+  parseCommandLine: HookCommandParser,
 ): Promise<void> {
   const [print = "", eventCwd = "", script = "", ...argv] = args;
   const env = process.env;
