@@ -21,7 +21,13 @@
  * - A session parked on a pending approval runs nothing: the request waits (sent back
  *   later). Once the approvals are answered, the next job resumes the parked run first.
  */
-import { type AgentHarness, isHarnessError, type RunOutcome, type Session } from "@rein/harness";
+import {
+  type AgentHarness,
+  isHarnessError,
+  type RunOutcome,
+  type Session,
+  type SessionEntry,
+} from "@rein/harness";
 import { traceContext } from "@rein/sdk";
 import type pg from "pg";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
@@ -296,12 +302,7 @@ export function requestMarks(session: Session, requestId: string): RequestMark[]
 /** Whether a user message was recorded after the request's `started` mark (else the prompt never got in). */
 function promptRecordedAfterStart(session: Session, requestId: string): boolean {
   const entries = session.entries();
-  const start = entries.findIndex(
-    (entry) =>
-      entry.type === "custom" &&
-      entry.customType === REQUEST_ENTRY &&
-      (entry.data as Partial<RequestMark> | undefined)?.requestId === requestId,
-  );
+  const start = startMarkIndex(entries, requestId);
   return entries.slice(start + 1).some((entry) => entry.type === "message" && entry.message.role === "user");
 }
 
@@ -315,12 +316,7 @@ function runEndedAfterStart(
   requestId: string,
 ): "completed" | "error" | "blocked" | undefined {
   const entries = session.entries();
-  const start = entries.findIndex(
-    (entry) =>
-      entry.type === "custom" &&
-      entry.customType === REQUEST_ENTRY &&
-      (entry.data as Partial<RequestMark> | undefined)?.requestId === requestId,
-  );
+  const start = startMarkIndex(entries, requestId);
   if (start < 0) return undefined;
   const after = new Set(entries.slice(start).map((entry) => entry.id));
   const last = session
@@ -330,4 +326,14 @@ function runEndedAfterStart(
   return last.status === "completed" || last.status === "error" || last.status === "blocked"
     ? last.status
     : undefined;
+}
+
+/** Where the request's first `rein.request` mark (its `started`) stands in `entries`; -1 when absent. */
+function startMarkIndex(entries: readonly SessionEntry[], requestId: string): number {
+  return entries.findIndex(
+    (entry) =>
+      entry.type === "custom" &&
+      entry.customType === REQUEST_ENTRY &&
+      (entry.data as Partial<RequestMark> | undefined)?.requestId === requestId,
+  );
 }
