@@ -218,7 +218,8 @@ describe("the hook client's warm daemon", () => {
     const { dir, env, sockets } = setup();
     const commands = ["echo ok", "echo ok; touch marker", "git push origin main"];
     const agents = Object.keys(events) as AgentName[];
-    await Promise.all(agents.map((agent) => warm(agent, dir, env, sockets)));
+    // One at a time: `warm` waits for one more socket, and concurrent warms would each take another agent's.
+    for (const agent of agents) await warm(agent, dir, env, sockets);
     for (const agent of agents) {
       for (const [index, command] of commands.entries()) {
         const hot = await client(agent, dir, env, command, `${agent}-${index}-warm`);
