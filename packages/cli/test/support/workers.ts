@@ -8,7 +8,6 @@ import { spawnRein } from "./rein-process.js";
 export const MARK_PLUGIN = `import { definePlugin, defineTool, Type } from "@rein/sdk";
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnRein } from "./rein-process.js";
 
 export default definePlugin({
   name: "marks",
@@ -57,12 +56,11 @@ export interface Worker {
 }
 
 /** Every worker started: `killWorkers()` after the tests, so a failing test leaves none behind. */
-const spawned: ChildProcess[] = [];
+const spawned: Worker[] = [];
 
 /** `rein worker <args>` in `dir`, its stderr collected. */
 export function spawnWorker(args: string[], dir: string, env: Record<string, string> = {}): Worker {
   const child = spawnRein(["worker", ...args], dir, env);
-  spawned.push(child);
   const worker: Worker = {
     child,
     stderr: "",
@@ -72,15 +70,29 @@ export function spawnWorker(args: string[], dir: string, env: Record<string, str
     worker.stderr += chunk;
   });
   child.stdin?.end();
+  spawned.push(worker);
   return worker;
 }
 
 export function killWorkers(): void {
-  for (const child of spawned.splice(0))
+  for (const { child } of spawned.splice(0))
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 }
 
-/** Polls `check` until it holds; fails naming `what` after `timeoutMs`. */
+/** What each worker started since the last `killWorkers()` said, its last lines: why a wait timed out. */
+function workersSaid(): string {
+  return spawned
+    .map(({ child, stderr }) => {
+      const state =
+        child.exitCode !== null || child.signalCode !== null
+          ? `exited ${child.exitCode ?? child.signalCode}`
+          : "running";
+      return `worker ${child.pid} (${state}):\n${stderr.split("\n").slice(-40).join("\n")}`;
+    })
+    .join("\n");
+}
+
+/** Polls `check` until it holds; fails naming `what` after `timeoutMs`, with what the workers said. */
 export async function until(
   what: string,
   check: () => boolean,
@@ -89,7 +101,7 @@ export async function until(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${workersSaid()}`);
     await new Promise((resolve) => setTimeout(resolve, stepMs));
   }
 }
