@@ -1,7 +1,8 @@
 /**
  * Many harnesses, one telemetry thread: a process running many sessions (a
  * `rein worker`) does not start a thread per harness, and one harness going
- * away neither stops nor loses another's telemetry.
+ * away neither stops nor loses another's telemetry, and its own has left by
+ * the time its dispose returns.
  */
 import { readdirSync } from "node:fs";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
@@ -45,5 +46,30 @@ describe("the telemetry worker thread", () => {
     expect(new Set(runs.map((span) => span.traceId)).size).toBe(5);
     await settle();
     expect(threads()).toBeLessThan(withOne);
+  });
+
+  it("sends a harness's spans by the time it is disposed, while other harnesses keep the worker", async () => {
+    receiver = await startOtlpReceiver();
+    // A batch delay no test waits for: only the dispose's flush can send these spans.
+    const options = { endpoint: receiver.url, batchDelayMs: 60_000 };
+    const staying = await createTestHarness({ plugins: [[otel, options]], script: ["stays"] });
+    harnesses.push(staying);
+    const leaving = await createTestHarness({ plugins: [[otel, options]], script: ["leaves"] });
+    await settle();
+    const withWorker = threads();
+    const outcome = await leaving.prompt("go");
+    await leaving.dispose();
+    const runs = receiver.spans.filter((span) => span.name === "invoke_agent rein");
+    expect(runs.map((span) => span.attributes["rein.run.id"])).toEqual([outcome.runId]);
+    expect(leaving.logs.filter((log) => log.level === "warn")).toEqual([]);
+    // The worker goes on for the harness that stayed, and still exports its run.
+    expect(threads()).toBe(withWorker);
+    const stayed = await staying.prompt("go");
+    await harnesses.splice(0)[0]?.dispose();
+    expect(
+      receiver.spans
+        .filter((span) => span.name === "invoke_agent rein")
+        .map((s) => s.attributes["rein.run.id"]),
+    ).toEqual([outcome.runId, stayed.runId]);
   });
 });
