@@ -60,7 +60,6 @@ class SharedWorker {
     const compileCache = (module as { getCompileCacheDir?(): string | undefined }).getCompileCacheDir?.();
     const workerData: WorkerData = { options, version, ...(compileCache ? { compileCache } : {}) };
     this.worker = new Worker(WORKER_URL, { workerData });
-    this.worker.unref();
     this.worker.on("message", (message: FromWorker) => {
       if (message.type === "warn") this.warn(message.message);
       else if (message.type === "flushed") this.flushes.get(message.id)?.(message);
@@ -73,6 +72,8 @@ class SharedWorker {
       for (const resolve of this.flushes.values()) resolve(undefined);
       this.warn(`the telemetry worker failed (${error.message}); runs go on, telemetry is dropped`);
     });
+    // After the listeners: adding a `message` listener refs the worker's port again.
+    this.worker.unref();
   }
 
   lease(warn: Warn): WorkerLease {
@@ -120,8 +121,8 @@ class SharedWorker {
     let timer: NodeJS.Timeout | undefined;
     const result = await new Promise<Flushed | undefined>((resolve) => {
       this.flushes.set(id, resolve);
+      // Not unref'd: a dispose being awaited holds the process until the flush ends or times out.
       timer = setTimeout(() => resolve(undefined), this.options.shutdownTimeoutMs + 500);
-      timer.unref();
       this.worker.postMessage({ type: "flush", id });
     });
     clearTimeout(timer);

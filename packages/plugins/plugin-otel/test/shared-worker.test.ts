@@ -4,7 +4,11 @@
  * away neither stops nor loses another's telemetry, and its own has left by
  * the time its dispose returns.
  */
-import { readdirSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { createTestHarness, type TestHarness } from "@rein/sdk/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import otel from "../src/index.js";
@@ -72,4 +76,25 @@ describe("the telemetry worker thread", () => {
         .map((s) => s.attributes["rein.run.id"]),
     ).toEqual([outcome.runId, stayed.runId]);
   });
+
+  it("never holds the process open: a process that never disposes its harness still exits", async () => {
+    receiver = await startOtlpReceiver();
+    const dir = mkdtempSync(join(tmpdir(), "rein-otel-exit-"));
+    try {
+      const script = `
+        const { createTestHarness } = await import(${JSON.stringify(import.meta.resolve("@rein/sdk/testing"))});
+        const { default: otel } = await import(${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)});
+        const t = await createTestHarness({ plugins: [[otel, { endpoint: ${JSON.stringify(receiver.url)} }]], script: ["hi"] });
+        const outcome = await t.prompt("go");
+        console.log(outcome.status);
+      `;
+      const file = join(dir, "host.mjs");
+      writeFileSync(file, script);
+      // Killed (and failed) if the worker thread kept the process alive.
+      const { stdout } = await promisify(execFile)(process.execPath, [file], { timeout: 25_000 });
+      expect(stdout.trim()).toBe("completed");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 40_000);
 });
