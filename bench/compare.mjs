@@ -5,6 +5,7 @@
  *
  *   node --expose-gc compare.mjs --before /path/to/worktree [--only turns,startup]
  *        [--reps 7] [--turns 1000] [--variants flat,full] [--cross] [--out file.md]
+ *        [--rein reinMemory,reinOtel]   (Rein's rows; default: every row but reinOtel)
  *
  * - turns: every contender of `src/agents.mjs` (the floor, pi's `Agent`, Rein's harness
  *   rows) from both trees, loaded into this process (each tree's modules resolve their
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     turns: { type: "string", default: "1000" },
     variants: { type: "string", default: "flat,full" },
     cross: { type: "boolean", default: false },
+    rein: { type: "string", default: "reinMemory,reinJsonlDurable,reinJsonlNone,reinPlugins" },
     out: { type: "string" },
   },
 });
@@ -91,8 +93,8 @@ async function interleave(contenders, warmup = 1) {
   return samples;
 }
 
-const TURN_IDS = ["floor", "pi", "reinMemory", "reinJsonlDurable", "reinJsonlNone", "reinPlugins"];
-const REIN_IDS = TURN_IDS.slice(2);
+/** Rein's rows (`--rein`, any ids of `src/agents.mjs`; `reinOtel` is the tracing row). */
+const REIN_IDS = values.rein.split(",");
 
 /**
  * The turn contenders of both trees, and with `--cross` each tree's harness also on
@@ -181,6 +183,17 @@ async function compareTurns() {
         print(
           `| ${id}, ${h} harness | ${ratio(`${id}@${h}|before`, "before")} | ${ratio(`${id}@${h}|after`, "after")} |`,
         );
+      }
+    }
+    if (REIN_IDS.includes("reinOtel") && REIN_IDS.includes("reinMemory")) {
+      // The tracing target: the row with @rein/plugin-otel against the same row without it.
+      print();
+      print("`reinOtel` / `reinMemory` per turn, each tree on its own provider (wall / CPU):");
+      print();
+      for (const t of Object.keys(trees)) {
+        const o = stat(`reinOtel@${t}|${t}`);
+        const m = stat(`reinMemory@${t}|${t}`);
+        print(`- ${t}: ${(o.wall / m.wall).toFixed(2)}× / ${(o.cpu / m.cpu).toFixed(2)}×`);
       }
     }
   }

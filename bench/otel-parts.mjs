@@ -2,8 +2,8 @@
  * The tracing row's parts, without the harness (docs/benchmarks.md, "Tracing"):
  * @rein/plugin-otel's own event handling fed the events of N tool turns
  * (`AgentTraces.handle`, as the harness delivers them), and
- *   - `record`: recording only (the batches are encoded and dropped): the
- *     harness thread's share;
+ *   - `record`: recording only (the batches are posted to a port nobody reads):
+ *     the harness thread's share;
  *   - `export`: recording, plus what the telemetry worker does with each batch
  *     (decoding, span building, batching, OTLP/JSON encoding, HTTP to a sink on
  *     127.0.0.1), all on this one thread, yielding once per turn as a run does.
@@ -64,8 +64,13 @@ if (replayModule.PresetIds) {
     pipeline.scope,
     pipeline.meter,
   );
+  // What the harness's thread pays to post a batch (a JSON string before session 8, the
+  // batch itself since); `export` adds the worker's side of the copy.
+  const { port1 } = new MessageChannel();
   send = (batch) => {
-    if (mode === "export") replay.replay(JSON.parse(batch));
+    if (mode === "export")
+      replay.replay(typeof batch === "string" ? JSON.parse(batch) : structuredClone(batch));
+    else port1.postMessage(batch);
   };
 }
 const recorder = new SpanRecorder(send, 20);

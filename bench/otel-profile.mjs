@@ -6,7 +6,7 @@
  * wall time), and the whole process's CPU per turn (the telemetry worker and
  * V8's background threads included).
  *
- *   node --expose-gc bench/otel-profile.mjs [--turns 500] [--reps 7] [--also name=path/to/index.js ...]
+ *   node --expose-gc bench/otel-profile.mjs [--turns 500] [--reps 7] [--warm] [--settle ms] [--also name=path/to/index.js ...]
  *
  * `--also` adds another build of the plugin as a contender (a copy of an
  * earlier `dist`), so a before/after runs in the same rounds.
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     also: { type: "string", multiple: true, default: [] },
     only: { type: "string" },
     settle: { type: "string", default: "0" },
+    warm: { type: "boolean", default: false },
   },
 });
 const turns = Number(values.turns);
@@ -68,7 +69,27 @@ const contenders = [{ name: "none", plugin: undefined }];
 for (const [name, plugin] of Object.entries(plugins)) contenders.push({ name, plugin });
 const active = values.only ? contenders.filter((c) => values.only.split(",").includes(c.name)) : contenders;
 
+/**
+ * `--warm`: one more harness per tracing build, never run, keeps a lease on that
+ * build's telemetry worker, so each timed run finds it booted (as the turn row
+ * does, `src/otel.mjs`); `--settle` then also waits after each dispose, so an
+ * earlier build whose dispose did not flush a shared worker exports before the
+ * next run, not during it.
+ */
+const keepers = new Map();
+async function keepWorker(plugin) {
+  if (!values.warm || plugin === undefined || plugin === listen || keepers.has(plugin)) return;
+  const harness = new AgentHarness({
+    session: Session.create(new MemoryStorage()),
+    model,
+    tools: [reinEcho],
+    streamFn: streamFns.flat,
+  });
+  keepers.set(plugin, await loadPlugins(harness, [[plugin, { endpoint: sink }]], { logger: () => {} }));
+}
+
 async function once(plugin) {
+  await keepWorker(plugin);
   scriptToolTurns(turns);
   const harness = new AgentHarness({
     session: Session.create(new MemoryStorage()),
@@ -96,6 +117,8 @@ async function once(plugin) {
   await host?.dispose();
   const dispose = Number(process.hrtime.bigint() - d0) / 1000;
   harness.session.close();
+  if (values.warm && Number(values.settle) > 0)
+    await new Promise((r) => setTimeout(r, Number(values.settle)));
   const n = turns + 1;
   return {
     wall: wall / n,

@@ -3,6 +3,13 @@
  * Rein in memory (the `reinMemory` row) plus the plugin, its batches going over
  * real OTLP/HTTP to a sink on 127.0.0.1 that reads and discards them. Its row
  * against `reinMemory` is the plugin's cost per turn (target ≤ 1.15×).
+ *
+ * The row times turns, so it runs on a warm telemetry worker: one more harness
+ * (never run) keeps a lease on the process's worker from the first `prepare`
+ * on, as a `rein worker` serving sessions does, and each timed run's harness
+ * leases that same thread. Without it every run would boot a thread, the SDK
+ * and its HTTP stack (~165 ms of CPU) beside its own turns; that start-up cost
+ * is measured apart (`otel-profile.mjs --cold`, docs/benchmarks.md "Tracing").
  */
 import http from "node:http";
 import { AgentHarness, MemoryStorage, Session } from "@rein/harness";
@@ -26,8 +33,26 @@ async function sinkUrl() {
   return sink;
 }
 
+const OPTIONS = async () => ({ endpoint: await sinkUrl() });
+
+let keeper;
+/** The harness whose lease keeps the process's telemetry worker up between runs. */
+async function keepWorker() {
+  keeper ??= (async () => {
+    const harness = new AgentHarness({
+      session: Session.create(new MemoryStorage()),
+      model,
+      tools: [reinEcho],
+      streamFn: streamFns.flat,
+    });
+    await loadPlugins(harness, [[otel, await OPTIONS()]], { logger: () => {} });
+  })();
+  await keeper;
+}
+
 export const otelContender = {
   prepare: async (turns, variant) => {
+    await keepWorker();
     scriptToolTurns(turns);
     const harness = new AgentHarness({
       session: Session.create(new MemoryStorage()),
@@ -35,7 +60,7 @@ export const otelContender = {
       tools: [reinEcho],
       streamFn: streamFns[variant],
     });
-    const host = await loadPlugins(harness, [[otel, { endpoint: await sinkUrl() }]], { logger: () => {} });
+    const host = await loadPlugins(harness, [[otel, await OPTIONS()]], { logger: () => {} });
     return { harness, host };
   },
   run: async ({ harness }) => {

@@ -59,9 +59,9 @@ if (port) {
   });
   const replay = new SpanReplay(pipeline.spans, pipeline.resource, pipeline.scope, pipeline.meter);
   port.on("message", (message: ToWorker) => {
-    if (typeof message === "string") {
+    if (Array.isArray(message)) {
       try {
-        replay.replay(JSON.parse(message) as Batch);
+        replay.replay(message as Batch);
       } catch {
         // What a malformed batch still held is dropped; the next one is read as usual.
       }
@@ -69,6 +69,9 @@ if (port) {
     }
     if (message.type === "shutdown") {
       void pipeline.shutdown().then((result) => post({ type: "stopped", ...result }));
+    } else if (message.type === "flush") {
+      const { id } = message;
+      void pipeline.flush().then((result) => post({ type: "flushed", id, ...result }));
     }
   });
 }

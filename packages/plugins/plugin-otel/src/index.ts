@@ -66,7 +66,9 @@ export default definePlugin({
       // A collector already reported as failing was the one warning; do not add a second.
       if (report !== undefined && !report.failing && report.outcome !== "flushed") {
         rein.logger.warn(
-          `telemetry not fully sent within ${options.shutdownTimeoutMs} ms; the rest is dropped`,
+          `telemetry not fully sent within ${options.shutdownTimeoutMs} ms; ${
+            report.stopped ? "the rest is dropped" : "the rest stays queued for the other harnesses' worker"
+          }`,
         );
       }
     };

@@ -38,7 +38,15 @@ export interface TelemetryPipeline {
    * Sends what is buffered and stops; resolves within `shutdownTimeoutMs`.
    * `failing`: the last export had failed (and was reported) when it stopped.
    */
-  shutdown(): Promise<{ outcome: "flushed" | "timed out" | "failed"; failing: boolean }>;
+  shutdown(): Promise<FlushReport>;
+  /** Sends what is buffered and goes on; resolves within `shutdownTimeoutMs`. */
+  flush(): Promise<FlushReport>;
+}
+
+export interface FlushReport {
+  outcome: "flushed" | "timed out" | "failed";
+  /** The last export had failed (and was reported) when it finished. */
+  failing: boolean;
 }
 
 export interface PipelineOptions {
@@ -163,28 +171,36 @@ export function createPipeline({
     });
   }
 
+  /** `work`, given up after `shutdownTimeoutMs`. */
+  async function bounded(work: () => Promise<unknown>): Promise<FlushReport> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<"timed out">((resolve) => {
+      timer = setTimeout(() => resolve("timed out"), options.shutdownTimeoutMs);
+      timer.unref();
+    });
+    const done = work().then(
+      () => "flushed" as const,
+      () => "failed" as const,
+    );
+    try {
+      return { outcome: await Promise.race([done, bound]), failing: failures.failing };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   return {
     spans,
     resource,
     scope: { name: SCOPE, version },
     meter: meterProvider?.getMeter(SCOPE, version),
     async shutdown() {
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<"timed out">((resolve) => {
-        timer = setTimeout(() => resolve("timed out"), options.shutdownTimeoutMs);
-        timer.unref();
-      });
-      const stopped = Promise.all([spans.shutdown(), meterProvider?.shutdown()]).then(
-        () => "flushed" as const,
-        () => "failed" as const,
-      );
       try {
-        const outcome = await Promise.race([stopped, bound]);
-        return { outcome, failing: failures.failing };
+        return await bounded(() => Promise.all([spans.shutdown(), meterProvider?.shutdown()]));
       } finally {
-        clearTimeout(timer);
         failures.close();
       }
     },
+    flush: () => bounded(() => Promise.all([spans.forceFlush(), meterProvider?.forceFlush()])),
   };
 }

@@ -57,12 +57,18 @@ export type MetricRecord =
 /** One batch: the clock origin of its times (epoch ms), spans, metric values. */
 export type Batch = [origin: number, spans: SpanRecord[], metrics: MetricRecord[]];
 
-/** Messages to the worker: a JSON `Batch` (cheaper to post than a structured clone), or a shutdown. */
-export type ToWorker = string | { type: "shutdown" };
-/** Messages from the worker. */
+/**
+ * Messages to the worker: a `Batch` as it is (an array: posting it structured-clones
+ * it, which costs the harness's thread less than `JSON.stringify` and the worker
+ * less than `JSON.parse`), a flush (a harness going away while others stay), or
+ * a shutdown.
+ */
+export type ToWorker = Batch | { type: "shutdown" } | { type: "flush"; id: number };
+/** Messages from the worker: `flushed` answers the `flush` of the same id. */
 export type FromWorker =
   | { type: "warn"; message: string }
-  | { type: "stopped"; outcome: "flushed" | "timed out" | "failed"; failing: boolean };
+  | { type: "stopped"; outcome: "flushed" | "timed out" | "failed"; failing: boolean }
+  | { type: "flushed"; id: number; outcome: "flushed" | "timed out" | "failed"; failing: boolean };
 
 const ZERO_SPAN_ID = "0".repeat(16);
 const ZERO_TRACE_ID = "0".repeat(32);
@@ -171,7 +177,7 @@ export class SpanRecorder {
    * @param maxRecords sent at once when this many are waiting
    */
   constructor(
-    private readonly send: (batch: string) => void,
+    private readonly send: (batch: Batch) => void,
     private readonly delayMs: number,
     private readonly maxRecords = 2048,
   ) {}
@@ -237,6 +243,6 @@ export class SpanRecorder {
     const batch: Batch = [performance.timeOrigin, this.spans, this.metrics];
     this.spans = [];
     this.metrics = [];
-    this.send(JSON.stringify(batch));
+    this.send(batch);
   }
 }

@@ -5,14 +5,15 @@
  *
  * Invariants: a worker lives while at least one lease holds it; the last
  * release flushes and stops it within `shutdownTimeoutMs` (+ a margin for a
- * worker that is stuck), an earlier release only hands over what its harness
- * recorded; a worker that failed drops further operations and says so once.
+ * worker that is stuck), an earlier release flushes what is buffered (its
+ * harness's spans among it) within the same bound and leaves the worker
+ * running; a worker that failed drops further operations and says so once.
  */
 import module from "node:module";
 import { Worker } from "node:worker_threads";
 import type { WorkerData } from "./exporter-worker.js";
 import type { OtelOptions } from "./options.js";
-import type { FromWorker } from "./span-ops.js";
+import type { Batch, FromWorker } from "./span-ops.js";
 
 /**
  * The worker's entry. A worker thread needs JavaScript: when this module runs
@@ -24,15 +25,19 @@ const WORKER_URL = new URL(
 );
 
 type Stopped = Extract<FromWorker, { type: "stopped" }>;
+type Flushed = Extract<FromWorker, { type: "flushed" }>;
 
-/** How the last release went: `undefined` when other leases keep the worker. */
+/**
+ * How a release's flush went (`undefined`: the lease was already released);
+ * `stopped`: it was the last lease, so what was not sent is dropped.
+ */
 export type ReleaseReport =
-  | { outcome: Stopped["outcome"] | "stuck" | "broken"; failing: boolean }
+  | { outcome: Stopped["outcome"] | "stuck" | "broken"; failing: boolean; stopped: boolean }
   | undefined;
 
 export interface WorkerLease {
-  /** A JSON batch from `SpanRecorder.flush`. */
-  send(batch: string): void;
+  /** A batch from `SpanRecorder.flush` (cloned into the worker; never blocks, never throws). */
+  send(batch: Batch): void;
   release(): Promise<ReleaseReport>;
 }
 
@@ -43,6 +48,9 @@ class SharedWorker {
   private readonly warners: Warn[] = [];
   private broken = false;
   private stopped: ((result: Stopped) => void) | undefined;
+  private readonly flushes = new Map<number, (result: Flushed | undefined) => void>();
+  private nextFlush = 0;
+  private sendFailed = false;
 
   constructor(
     private readonly key: string,
@@ -52,16 +60,20 @@ class SharedWorker {
     const compileCache = (module as { getCompileCacheDir?(): string | undefined }).getCompileCacheDir?.();
     const workerData: WorkerData = { options, version, ...(compileCache ? { compileCache } : {}) };
     this.worker = new Worker(WORKER_URL, { workerData });
-    this.worker.unref();
     this.worker.on("message", (message: FromWorker) => {
       if (message.type === "warn") this.warn(message.message);
+      else if (message.type === "flushed") this.flushes.get(message.id)?.(message);
       else this.stopped?.(message);
     });
     this.worker.on("error", (error) => {
       if (this.broken) return;
       this.broken = true;
+      // A flush waiting on a dead worker ends now, not at its timeout.
+      for (const resolve of this.flushes.values()) resolve(undefined);
       this.warn(`the telemetry worker failed (${error.message}); runs go on, telemetry is dropped`);
     });
+    // After the listeners: adding a `message` listener refs the worker's port again.
+    this.worker.unref();
   }
 
   lease(warn: Warn): WorkerLease {
@@ -69,14 +81,24 @@ class SharedWorker {
     let released = false;
     return {
       send: (batch) => {
-        if (!this.broken && !released) this.worker.postMessage(batch);
+        if (this.broken || released) return;
+        try {
+          this.worker.postMessage(batch);
+        } catch (error) {
+          // A value that cannot be cloned drops its batch, never the turn that recorded it.
+          if (this.sendFailed) return;
+          this.sendFailed = true;
+          this.warn(`a telemetry batch could not be sent and is dropped (${(error as Error).message})`);
+        }
       },
       release: async () => {
         if (released) return undefined;
         released = true;
         if (this.warners.length > 1) {
+          // Others keep the worker: what this harness recorded leaves now, the thread stays.
+          const report = await this.flush();
           this.warners.splice(this.warners.indexOf(warn), 1);
-          return undefined;
+          return report;
         }
         // The last lease: its logger hears what the final flush reports.
         shared.delete(this.key);
@@ -92,10 +114,28 @@ class SharedWorker {
     this.warners.at(-1)?.(message);
   }
 
+  /** Exports what the worker holds, within `shutdownTimeoutMs` (+ the same margin as `stop`). */
+  private async flush(): Promise<ReleaseReport> {
+    if (this.broken) return { outcome: "broken", failing: true, stopped: false };
+    const id = this.nextFlush++;
+    let timer: NodeJS.Timeout | undefined;
+    const result = await new Promise<Flushed | undefined>((resolve) => {
+      this.flushes.set(id, resolve);
+      // Not unref'd: a dispose being awaited holds the process until the flush ends or times out.
+      timer = setTimeout(() => resolve(undefined), this.options.shutdownTimeoutMs + 500);
+      this.worker.postMessage({ type: "flush", id });
+    });
+    clearTimeout(timer);
+    this.flushes.delete(id);
+    return result === undefined
+      ? { outcome: this.broken ? "broken" : "stuck", failing: this.broken, stopped: false }
+      : { outcome: result.outcome, failing: result.failing, stopped: false };
+  }
+
   private async stop(): Promise<ReleaseReport> {
     if (this.broken) {
       await this.worker.terminate();
-      return { outcome: "broken", failing: true };
+      return { outcome: "broken", failing: true, stopped: true };
     }
     let timer: NodeJS.Timeout | undefined;
     const result = await new Promise<Stopped | undefined>((resolve) => {
@@ -107,8 +147,8 @@ class SharedWorker {
     clearTimeout(timer);
     await this.worker.terminate();
     return result === undefined
-      ? { outcome: "stuck", failing: false }
-      : { outcome: result.outcome, failing: result.failing };
+      ? { outcome: "stuck", failing: false, stopped: true }
+      : { outcome: result.outcome, failing: result.failing, stopped: true };
   }
 }
 
