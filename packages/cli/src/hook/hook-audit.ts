@@ -137,7 +137,11 @@ async function openAudit(store: SessionStore, input: HookInput): Promise<Session
         // Held (by a daemon keeping it open, or another hook): ask for it; rewritten each try, as
         // another waiter that got the lock first removes it.
         waited = true;
-        writeFileSync(marker, "");
+        try {
+          writeFileSync(marker, "");
+        } catch {
+          // Best effort: without it the holder still gives the session back when idle.
+        }
       }
       if (Date.now() > deadline)
         throw new Error(`session ${id} is being created by another hook for too long`);
