@@ -60,9 +60,14 @@ function run(args, { env, cwd, input }) {
   });
 }
 
-const event = (cwd, id) =>
+/**
+ * One agent session per path: an agent's session goes through one of them, and the
+ * hook daemon keeps its session open between events (hook-audit.ts); an in-process
+ * event on the same session would make the daemon give it back and re-read it next time.
+ */
+const event = (cwd, id, session = "bench-session") =>
   JSON.stringify({
-    session_id: "bench-session",
+    session_id: session,
     cwd,
     hook_event_name: "PreToolUse",
     tool_name: "Bash",
@@ -145,7 +150,7 @@ async function benchProcess({ reps, dir, env, log }) {
             await run(["--liftoff-only", REIN, "hook", "claude-code"], {
               env,
               cwd: dir,
-              input: event(dir, n++),
+              input: event(dir, n++, "bench-session-in-process"),
             }),
           ),
       },

@@ -12,9 +12,6 @@
  * complete, well-formed answer from a private socket; every other outcome is
  * the in-process path, which fails closed itself.
  */
-import { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { connect } from "node:net";
-import { fileURLToPath } from "node:url";
 import {
   answerOf,
   CLIENT_MAX_INPUT_BYTES,
@@ -27,6 +24,11 @@ import {
   PROTOCOL,
   privateDir,
 } from "./hook/daemon-protocol.js";
+
+// Built-ins as daemon-protocol.ts loads them (no ES module wrapper per built-in).
+const { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } =
+  process.getBuiltinModule("node:fs");
+const { connect } = process.getBuiltinModule("node:net");
 
 type ReadInput = { bytes: Buffer } | { timedOut: true } | { failed: string };
 
@@ -133,6 +135,7 @@ async function startDaemon(
     }
     writeSync(marker, String(process.pid));
     closeSync(marker);
+    const { fileURLToPath } = process.getBuiltinModule("node:url");
     const entry = fileURLToPath(new URL("./hook/daemon-entry.js", import.meta.url));
     // Loaded only here: the warm path does not pay for it.
     const { spawn } = await import("node:child_process");

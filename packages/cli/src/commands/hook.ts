@@ -15,6 +15,7 @@ import type { GlobalOptions } from "../globals.js";
 import { type AgentName, failureAnswer, type HookAnswer, type OnFailure } from "../hook/agent-protocols.js";
 import { reserveAnswer } from "../hook/answer-writer.js";
 import { handleEvent, prepareHarness } from "../hook/handle-event.js";
+import type { AuditWriter } from "../hook/hook-audit.js";
 import { type HookInput, parseHookInput } from "../hook/hook-input.js";
 import { agentName, auditFor, onFailureOf, timeoutOf } from "../hook/hook-options.js";
 import { readStdin } from "../hook/read-stdin.js";
@@ -46,20 +47,23 @@ export function failureFrom(input: HookInput | undefined, error: unknown, onFail
 }
 
 /**
- * One event decided on a built stack and recorded in its Rein session (opened
- * and closed for this event, as a process per event always did). Shared by this
- * command and the hook daemon (hook/hook-daemon.ts): one decision path.
+ * One event decided on a built stack and recorded in its Rein session: opened,
+ * fsynced and closed for this event (a process per event), or, given a
+ * long-lived `audit` (the hook daemon's, which keeps sessions open), written
+ * to it. Shared by this command and the hook daemon (hook/hook-daemon.ts): one
+ * decision path.
  */
 export async function decideOnStack(
   built: Agent,
   input: HookInput,
   settings: HookSettings,
+  audit?: AuditWriter,
 ): Promise<HookAnswer> {
-  const audit = auditFor(built.loaded);
+  const writer = audit ?? auditFor(built.loaded);
   try {
-    return await handleEvent(built.harness, audit, input, settings.timeoutMs, settings.onFailure);
+    return await handleEvent(built.harness, writer, input, settings.timeoutMs, settings.onFailure);
   } finally {
-    audit?.close();
+    if (audit === undefined) writer?.close();
   }
 }
 

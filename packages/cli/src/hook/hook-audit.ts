@@ -11,12 +11,22 @@
  * `rein.agent-tool-result` custom entry. An ask left to the agent's own dialog
  * is recorded as asked (`unanswered`): the gate said ask.
  *
- * Invariants: one writer at a time (the session lock; a second hook process
- * waits for it, as agents run hooks of parallel calls concurrently); every
- * entry is on disk when the hook answers (close syncs).
+ * Invariants:
+ * - One writer at a time (the session lock; a second hook process waits for
+ *   it, as agents run hooks of parallel calls concurrently). A writer that finds
+ *   the lock held leaves a `.<id>.wanted` marker beside the session; a writer
+ *   that keeps sessions open (the hook daemon) closes a wanted session within
+ *   `WANTED_CHECK_MS` and reopens it for its next entry, so the in-process
+ *   fallback and a second daemon record into the same session, in turn.
+ * - Every entry is written to the OS (write(2) returned) before `record`
+ *   resolves: a crash of this process loses nothing. A writer per event
+ *   (`rein hook <agent>`) also fsyncs before it answers (close syncs); a
+ *   writer that keeps sessions open starts an fsync at once in the background
+ *   (overlapping entries share one: group commit) and a power loss can lose the
+ *   entries of that one fsync in flight.
  */
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type DecisionRecord,
@@ -34,6 +44,18 @@ import type { HookInput } from "./hook-input.js";
 
 const LOCK_WAIT_MS = 10_000;
 const STALE_CLAIM_MS = 10_000;
+/** How often a writer that keeps sessions open looks for another writer's `.wanted` marker. */
+export const WANTED_CHECK_MS = 20;
+/** A marker older than this was left by a writer that gave up or died: ignored. */
+const STALE_WANTED_MS = LOCK_WAIT_MS + 5_000;
+
+/** The marker a writer waiting for session `id`'s lock leaves beside it. */
+const wantedMarker = (store: SessionStore, id: string) => join(store.dir, `.${id}.wanted`);
+
+function isWanted(marker: string): boolean {
+  const stats = statSync(marker, { throwIfNoEntry: false });
+  return stats !== undefined && Date.now() - stats.mtimeMs < STALE_WANTED_MS;
+}
 
 /** The Rein session id for an agent's session id: itself when it fits a file name, else a UUID-shaped hash. */
 export function reinSessionId(agentSessionId: string): string {
@@ -102,16 +124,31 @@ function createAudit(store: SessionStore, id: string, input: HookInput): Session
 async function openAudit(store: SessionStore, input: HookInput): Promise<Session> {
   const id = reinSessionId(input.sessionId);
   const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      const file = fileOf(store, id);
-      const session = file ? Session.open(JsonlStorage.open(file)) : createAudit(store, id, input);
-      if (session) return session;
-    } catch (error) {
-      if (!isHarnessError(error, "session_in_use") || Date.now() > deadline) throw error;
+  const marker = wantedMarker(store, id);
+  let waited = false;
+  try {
+    for (;;) {
+      try {
+        const file = fileOf(store, id);
+        const session = file ? Session.open(JsonlStorage.open(file)) : createAudit(store, id, input);
+        if (session) return session;
+      } catch (error) {
+        if (!isHarnessError(error, "session_in_use") || Date.now() > deadline) throw error;
+        // Held (by a daemon keeping it open, or another hook): ask for it; rewritten each try, as
+        // another waiter that got the lock first removes it.
+        waited = true;
+        try {
+          writeFileSync(marker, "");
+        } catch {
+          // Best effort: without it the holder still gives the session back when idle.
+        }
+      }
+      if (Date.now() > deadline)
+        throw new Error(`session ${id} is being created by another hook for too long`);
+      await sleep(15 + Math.random() * 35);
     }
-    if (Date.now() > deadline) throw new Error(`session ${id} is being created by another hook for too long`);
-    await sleep(15 + Math.random() * 35);
+  } finally {
+    if (waited) rmSync(marker, { force: true });
   }
 }
 
@@ -139,26 +176,82 @@ function resultText(call: DecidedCall, agent: string): string {
 
 export interface AuditWriter {
   record(input: HookInput, calls: readonly DecidedCall[]): Promise<void>;
+  /** The Rein session this writer keeps open for an agent session, if any (what it wrote, and what is on disk). */
+  openSession(agentSessionId: string): Session | undefined;
   /** Closes the sessions a long-lived writer keeps open. */
   close(): void;
 }
 
-/**
- * `keepOpen` (`rein hook serve`): each agent session's Rein session stays open
- * (and locked) for the writer's life, synced after every record, instead of
- * being reopened and re-read per event.
- */
-export function auditWriter(store: SessionStore, options: { keepOpen?: boolean } = {}): AuditWriter {
-  const open = new Map<string, Session>();
+export interface AuditWriterOptions {
+  /**
+   * Each agent session's Rein session stays open (and locked) between records,
+   * fsynced in the background after each (group commit), instead of being
+   * reopened, re-read and fsynced per event.
+   */
+  keepOpen?: boolean;
+  /**
+   * With `keepOpen`: a session is closed (its lock given back) this long after
+   * its last record, and at once (within `WANTED_CHECK_MS`) when another writer
+   * leaves its `.wanted` marker. Without it a session stays open for the
+   * writer's life (`rein hook serve`).
+   */
+  idleCloseMs?: number;
+}
+
+/** One session a writer keeps open, and when it last recorded. */
+interface Held {
+  session: Session;
+  marker: string;
+  lastUsed: number;
+}
+
+export function auditWriter(store: SessionStore, options: AuditWriterOptions = {}): AuditWriter {
+  const open = new Map<string, Held>();
+  let timer: NodeJS.Timeout | undefined;
+  const release = (agentSessionId: string, held: Held) => {
+    open.delete(agentSessionId);
+    held.session.close(); // fsyncs what the background sync has not, then gives the lock back
+    if (open.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+  const syncInBackground = (agentSessionId: string, held: Held) => {
+    try {
+      held.session.sync({ wait: false });
+    } catch (error) {
+      release(agentSessionId, held); // a deleted file or a failed fsync: the next entry reopens
+      throw error;
+    }
+  };
+  const idleCloseMs = options.idleCloseMs;
+  const watchHeld = () => {
+    if (idleCloseMs === undefined || timer !== undefined) return;
+    timer = setInterval(
+      () => {
+        const now = Date.now();
+        for (const [agentSessionId, held] of open) {
+          if (now - held.lastUsed >= idleCloseMs || isWanted(held.marker)) release(agentSessionId, held);
+        }
+      },
+      Math.min(WANTED_CHECK_MS, idleCloseMs),
+    );
+    timer.unref();
+  };
   return {
+    openSession: (agentSessionId) => open.get(agentSessionId)?.session,
     close() {
-      for (const session of open.values()) session.close();
-      open.clear();
+      for (const [agentSessionId, held] of open) release(agentSessionId, held);
     },
     async record(input, calls) {
       const cached = options.keepOpen ? open.get(input.sessionId) : undefined;
-      const session = cached ?? (await openAudit(store, input));
-      if (options.keepOpen) open.set(input.sessionId, session);
+      const session = cached?.session ?? (await openAudit(store, input));
+      if (options.keepOpen) {
+        const marker = wantedMarker(store, reinSessionId(input.sessionId));
+        open.set(input.sessionId, { session, marker, lastUsed: Date.now() });
+        watchHeld();
+      }
+      let failed = true;
       try {
         const now = Date.now();
         if (input.event === "UserPromptSubmit" && input.prompt !== undefined) {
@@ -208,11 +301,15 @@ export function auditWriter(store: SessionStore, options: { keepOpen?: boolean }
             },
           });
         }
+        failed = false;
       } finally {
         // Appends are written at once (a crash of this process loses nothing); the
         // fsync runs in the background, coalesced (group commit), and again at close.
-        if (options.keepOpen) session.sync({ wait: false });
-        else session.close();
+        const held = open.get(input.sessionId);
+        if (!options.keepOpen || held === undefined) session.close();
+        else if (failed)
+          release(input.sessionId, held); // reopened (and re-read) for the next entry
+        else syncInBackground(input.sessionId, held);
       }
     },
   };

@@ -3,9 +3,12 @@
  * (hook/daemon-protocol.ts), started by the hook client when it found none.
  * It builds the stack the in-process path would build, once, and then answers
  * events over a private Unix socket with the very functions `rein hook <agent>`
- * uses (commands/hook.ts `decideOnStack`: `handleEvent` and the audit, opened
- * and closed per event as a process per event does). It is a transport, not a
- * second decision path.
+ * uses (commands/hook.ts `decideOnStack`: `handleEvent` and the audit). It is
+ * a transport, not a second decision path. Its audit keeps each agent
+ * session's Rein session open (hook-audit.ts): an answer is sent once the
+ * entry is written to the OS, the fsync follows in the background (group
+ * commit), and a session is closed `sessionIdleMs` after its last entry, at
+ * once when another writer waits for it, and when the daemon stops.
  *
  * Invariants:
  * - It never answers with a stale stack: before each decision every file the
@@ -50,13 +53,25 @@ import {
   PROTOCOL,
   privateDir,
 } from "./daemon-protocol.js";
+import type { AuditWriter } from "./hook-audit.js";
 import { type HookInput, parseHookInput } from "./hook-input.js";
+import { auditFor } from "./hook-options.js";
 import { WatchedFiles } from "./watched-files.js";
 
 /** A request line longer than this is not a hook input (JSON escaping at most doubles it, plus fields). */
 const MAX_REQUEST_BYTES = 2 * CLIENT_MAX_INPUT_BYTES + 64 * 1024;
 /** How often the daemon checks its socket is still its own. */
 const SOCKET_CHECK_MS = 5_000;
+/**
+ * An audit session is given back this long after its last entry
+ * (`REIN_HOOK_SESSION_IDLE_MS`, default 3 s): well under the 10 s another hook
+ * process waits for a session's lock, so even a writer that leaves no
+ * `.wanted` marker (an older Rein) gets it.
+ */
+function sessionIdleMs(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.REIN_HOOK_SESSION_IDLE_MS);
+  return Number.isInteger(value) && value > 0 ? value : 3_000;
+}
 
 /** The daemon's command line as `rein` parses it (the entry point parses it with the CLI's own program). */
 export interface ParsedHookCommand {
@@ -131,6 +146,7 @@ export async function runHookDaemon(
   const paths = daemonPaths(env, print);
   if (paths === undefined) return;
   let built: Agent | undefined;
+  let audit: AuditWriter | undefined;
   let settings: HookSettings;
   let cwd: string;
   try {
@@ -156,10 +172,12 @@ export async function runHookDaemon(
     const watched = new WatchedFiles((file) => installed.some((dir) => file.startsWith(dir)));
     for (const file of stackFiles(built, cwd, parsed.globals.config !== undefined, env)) watched.add(file);
     for (const file of loadedModules) watched.add(file);
-    await serve(paths, print, built, settings, cwd, parsed.globals, watched, loadedModules);
+    audit = auditFor(built.loaded, { keepOpen: true, idleCloseMs: sessionIdleMs(env) });
+    await serve(paths, print, built, audit, settings, cwd, parsed.globals, watched, loadedModules);
   } catch {
     // Not started: the client decides in process, which says why.
   } finally {
+    audit?.close(); // fsyncs and gives every session back
     try {
       unlinkSync(paths.starting);
     } catch {
@@ -173,6 +191,7 @@ async function serve(
   paths: DaemonPaths,
   print: string,
   built: Agent,
+  audit: AuditWriter | undefined,
   settings: HookSettings,
   cwd: string,
   globals: GlobalOptions,
@@ -217,7 +236,7 @@ async function serve(
     try {
       input = parseHookInput(settings.agent, text);
       if ((input.cwd || globals.cwd) !== cwd) return { v: PROTOCOL, refused: "another working directory" };
-      answer = await decideOnStack(built, input, settings);
+      answer = await decideOnStack(built, input, settings, audit);
     } catch (error) {
       answer = failureFrom(input, error, settings.onFailure);
     }

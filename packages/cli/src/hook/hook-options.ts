@@ -7,7 +7,7 @@ import { sessionStore } from "../agent/build-agent.js";
 import type { LoadedConfig } from "../config/load-config.js";
 import { usageError } from "../errors.js";
 import { AGENTS, type AgentName, type OnFailure } from "./agent-protocols.js";
-import { type AuditWriter, auditWriter } from "./hook-audit.js";
+import { type AuditWriter, type AuditWriterOptions, auditWriter } from "./hook-audit.js";
 
 export function onFailureOf(value: string | undefined): OnFailure {
   if (value === undefined || value === "block" || value === "continue") return value ?? "block";
@@ -31,9 +31,6 @@ export function timeoutOf(value: string | undefined, fallback: number): number {
  * The audit of a config's sessions: its JSONL directory. A PostgreSQL session
  * store is not written by hooks yet (the README says so): no audit then.
  */
-export function auditFor(
-  loaded: LoadedConfig,
-  options: { keepOpen?: boolean } = {},
-): AuditWriter | undefined {
+export function auditFor(loaded: LoadedConfig, options: AuditWriterOptions = {}): AuditWriter | undefined {
   return loaded.config.session?.store === "postgres" ? undefined : auditWriter(sessionStore(loaded), options);
 }

@@ -119,6 +119,20 @@ export class JsonlStorage implements SessionStorage {
     }
   }
 
+  /** Bytes of whole lines handed to the OS: where the next append starts (`undefined` before the first load). */
+  get writtenSize(): number | undefined {
+    return this.#goodSize;
+  }
+
+  /**
+   * Bytes known to be on disk: the written size when the last completed fsync
+   * started (`undefined` until one completed). Equal to `writtenSize` once every
+   * write made so far survives a power loss.
+   */
+  get durableSize(): number | undefined {
+    return this.#durableSize;
+  }
+
   load(): LoadedSession {
     this.#assertOpen("load");
     let parsed: ParsedFile;
@@ -255,9 +269,11 @@ export class JsonlStorage implements SessionStorage {
       return this.#flushAgain;
     }
     const fd = this.#fd as number;
+    const size = this.#goodSize;
     const flush = new Promise<void>((resolve, reject) => {
       fs.fsync(fd, (error) => {
         if (this.#flushing === flush) this.#flushing = undefined;
+        if (!error) this.#durableSize = size;
         if (error)
           reject(
             sessionError(`cannot sync session file ${this.path}: ${describeError(error)}`, {
