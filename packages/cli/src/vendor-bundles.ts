@@ -70,10 +70,13 @@ export function bundleRedirect(
   url: string,
   versionOf: (root: string, name: string) => string | undefined,
 ): string | undefined {
-  // Every resolution passes here: a file outside any node_modules (Rein's own modules in a
-  // checkout, node: built-ins) is answered without converting its URL, and the path of
-  // one inside is worked out once, not once per bundle.
-  if (!url.startsWith("file:") || !url.includes("/node_modules/")) return undefined;
+  // Every resolution passes here (in an npm install, every file of Rein's own is under
+  // node_modules too): a URL that does not even name a bundled package's folder is
+  // answered by a string search, and the path of one that does is worked out once, not
+  // once per bundle. (Package names need no escaping in a file URL; were one escaped,
+  // the file would merely load from node_modules.)
+  if (!url.startsWith("file:") || !bundles.some((b) => url.includes(`/node_modules/${b.manifest.package}/`)))
+    return undefined;
   const path = fileURLToPath(url);
   for (const { manifest, dir } of bundles) {
     const found = packageFileAt(path, manifest.package);
