@@ -9,6 +9,14 @@
 //   share one copy of its internals (its format and settings registries included).
 // - @anthropic-ai/sdk (~120 modules; pi-ai's Anthropic provider, its only importer
 //   here): its root entry, with its own dependency (standardwebhooks).
+// - @earendil-works/pi-schema (41 modules; pi-ai's JSON Schema validator, loaded with
+//   pi-ai's root entry on every start): both entries, in one build (one copy of its
+//   format registry), no dependencies of its own. Its `sideEffects: false` is not
+//   taken at its word: every module's top level runs as it does unbundled.
+// - @earendil-works/pi-telemetry (4 modules; pi-ai's telemetry, loaded with its root
+//   entry): all three entries in one build, every module's top level kept.
+// - commander (7 modules; the CLI's command-line parser, only the CLI imports it):
+//   its root entry.
 import {
   existsSync,
   mkdirSync,
@@ -55,6 +63,20 @@ const PACKAGES = [
     parent: pathToFileURL(join(packageRoot("@earendil-works/pi-ai", here), "package.json")).href,
     subpaths: ["."],
   },
+  {
+    name: "@earendil-works/pi-schema",
+    parent: pathToFileURL(join(packageRoot("@earendil-works/pi-ai", here), "package.json")).href,
+    subpaths: "all",
+    keepSideEffects: true,
+  },
+  {
+    name: "@earendil-works/pi-telemetry",
+    parent: pathToFileURL(join(packageRoot("@earendil-works/pi-ai", here), "package.json")).href,
+    subpaths: "all",
+    keepSideEffects: true,
+    platform: "node",
+  },
+  { name: "commander", parent: here, subpaths: ["."], platform: "node" },
 ];
 
 /** The files of a folder and their bytes, to tell an unchanged bundle from a new one. */
@@ -68,7 +90,7 @@ function contents(dir) {
 
 // Each bundle is built beside its folder and swapped in by rename only when it changed,
 // so a rein starting during a rebuild (the tests do) never finds half a bundle.
-for (const { name, parent, subpaths } of PACKAGES) {
+for (const { name, parent, subpaths, keepSideEffects, platform } of PACKAGES) {
   const root = packageRoot(name, parent);
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   if (pkg.name !== name) throw new Error(`expected ${name}'s package.json at ${root}`);
@@ -90,6 +112,8 @@ for (const { name, parent, subpaths } of PACKAGES) {
     input: Object.fromEntries(Object.entries(entries).map(([entry, file]) => [entry, join(root, file)])),
     output: { dir: next, format: "esm", entryFileNames: "[name].mjs", chunkFileNames: "chunk-[hash].mjs" },
     preserveEntrySignatures: "strict",
+    ...(keepSideEffects ? { treeshake: { moduleSideEffects: true } } : {}),
+    ...(platform ? { platform } : {}),
     logLevel: "warn",
   });
   const files = Object.fromEntries(Object.entries(entries).map(([entry, file]) => [file, `${entry}.mjs`]));

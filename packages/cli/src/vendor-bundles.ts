@@ -1,11 +1,12 @@
 /**
  * Third-party packages from their bundles: `scripts/bundle-vendor.mjs` (run after
- * `tsc -b`) builds typebox's entries and @anthropic-ai/sdk's root entry into a few ES
- * modules each under `dist/vendor/<package>/`; this resolve hook
+ * `tsc -b`) builds typebox's entries, @anthropic-ai/sdk's root entry, pi-ai's two
+ * dependencies pi-schema and pi-telemetry (every entry of each) and commander's root
+ * entry into a few ES modules each under `dist/vendor/<package>/`; this resolve hook
  * (`module.registerHooks`, Node 22.15+) sends every import or require that Node
  * resolves to one of those entry files, of the bundled version, to the bundle's file
- * instead. Together they were ~800 of the ~1,240 modules a `rein run` loaded before
- * its first model request, and each module costs a resolution, a read, a
+ * instead. Together they were ~850 of the ~1,240 modules a `rein run` loaded before
+ * its first model request (typebox and the SDK ~800, the other three 52), and each module costs a resolution, a read, a
  * compile-cache lookup and an instantiation.
  *
  * Invariants:
@@ -14,10 +15,12 @@
  *   of the bundled name and version, for a file that is one of its bundled entries.
  *   Another version, or any other file, loads as is.
  * - One copy: a package's entries come from one build with shared chunks, and all of
- *   typebox's exported entries are bundled, so its own files never load beside the
- *   bundle (its format and settings registries stay single). @anthropic-ai/sdk is
+ *   typebox's, pi-schema's and pi-telemetry's exported entries are bundled, so their own
+ *   files never load beside the bundle (typebox's format and settings registries, and
+ *   pi-schema's formats, stay single). @anthropic-ai/sdk is
  *   bundled at its root entry, the only one anything here imports (pi-ai's Anthropic
- *   provider). @rein/sdk, @rein/harness, tapable and pi-ai are never bundled: plugins
+ *   provider), commander at its root entry (only the CLI imports it; its package has no
+ *   other entry). @rein/sdk, @rein/harness, tapable and pi-ai are never bundled: plugins
  *   share the CLI's copies of them (config/module-loader.ts).
  * - Registered in bin.ts before any module that imports them; it applies to the
  *   modules jiti imports natively (plugins under node_modules) as to the CLI's own.
@@ -45,7 +48,10 @@ export interface VendorBundle {
 /** Where a resolved file sits in a package named `name`: its root folder and its path inside. */
 export function packageFileOf(url: string, name: string): { root: string; file: string } | undefined {
   if (!url.startsWith("file:")) return undefined;
-  const path = fileURLToPath(url);
+  return packageFileAt(fileURLToPath(url), name);
+}
+
+function packageFileAt(path: string, name: string): { root: string; file: string } | undefined {
   const marker = `${sep}node_modules${sep}${name.split("/").join(sep)}${sep}`;
   const at = path.lastIndexOf(marker);
   if (at < 0) return undefined;
@@ -64,8 +70,16 @@ export function bundleRedirect(
   url: string,
   versionOf: (root: string, name: string) => string | undefined,
 ): string | undefined {
+  // Every resolution passes here (in an npm install, every file of Rein's own is under
+  // node_modules too): a URL that does not even name a bundled package's folder is
+  // answered by a string search, and the path of one that does is worked out once, not
+  // once per bundle. (Package names need no escaping in a file URL; were one escaped,
+  // the file would merely load from node_modules.)
+  if (!url.startsWith("file:") || !bundles.some((b) => url.includes(`/node_modules/${b.manifest.package}/`)))
+    return undefined;
+  const path = fileURLToPath(url);
   for (const { manifest, dir } of bundles) {
-    const found = packageFileOf(url, manifest.package);
+    const found = packageFileAt(path, manifest.package);
     if (!found) continue;
     const target = Object.hasOwn(manifest.files, found.file) ? manifest.files[found.file] : undefined;
     if (target === undefined || versionOf(found.root, manifest.package) !== manifest.version)

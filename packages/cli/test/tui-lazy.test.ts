@@ -30,6 +30,8 @@ registerHooks({ resolve(specifier, context, next) {
 `,
 );
 const TUI = /\/dist\/tui\/|@earendil-works\/pi-tui|\/emphasize\/|\/node_modules\/diff\//;
+/** The line-mode chat loop and what only it draws (the session tree, transcripts). */
+const CHAT = /\/dist\/chat\/|\/dist\/ui\/session-tree\.js|\/dist\/export\/transcript\.js/;
 
 function resolvedBy(args: string[], cwd: string): string[] {
   const log = join(hooks, `${Math.random().toString(36).slice(2)}.log`);
@@ -59,4 +61,13 @@ it("rein --version and a piped rein run load none of the terminal UI", () => {
   // The run itself did load: the CLI's run command and the harness were resolved.
   expect(run.some((url) => url.includes("/dist/commands/run.js"))).toBe(true);
   expect(run.filter((url) => TUI.test(url))).toEqual([]);
+});
+
+it("a rein run loads the chat loop only when it is a chat", () => {
+  const dir = project({ "rein.config.mjs": 'export default { model: { script: ["# hi", "# again"] } };\n' });
+  const run = resolvedBy(["run", "hello"], dir);
+  expect(run.some((url) => url.includes("/dist/commands/run.js"))).toBe(true);
+  expect(run.filter((url) => CHAT.test(url))).toEqual([]);
+  const chat = resolvedBy(["run", "--chat"], dir);
+  expect(chat.some((url) => url.includes("/dist/chat/chat.js"))).toBe(true);
 });

@@ -1,8 +1,9 @@
 /**
- * typebox and the Anthropic SDK load from their bundles (src/vendor-bundles.ts,
- * scripts/bundle-vendor.mjs): Node resolves as always and only an entry file of the
- * bundled version is swapped; typebox stays one copy across the CLI, the SDK, the
- * harness and every entry; anything else (another version, another file, a package
+ * typebox, the Anthropic SDK, pi-schema, pi-telemetry and commander load from their
+ * bundles (src/vendor-bundles.ts, scripts/bundle-vendor.mjs): Node resolves as always
+ * and only an entry file of the bundled version is swapped; typebox stays one copy
+ * across the CLI, the SDK, the harness and every entry, pi-schema one copy across its
+ * two entries; anything else (another version, another file, a package
  * whose name merely starts the same) loads from node_modules.
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -44,6 +45,7 @@ describe("which resolved files are swapped", () => {
       "index.mjs",
     );
     expect(packageFileOf("node:fs", "typebox")).toBeUndefined();
+    expect(packageFileOf(url("/p/typebox/build/index.mjs"), "typebox")).toBeUndefined();
     expect(packageFileOf(url("/p/node_modules/typebox-extra/build/index.mjs"), "typebox")).toBeUndefined();
   });
 
@@ -62,6 +64,9 @@ describe("which resolved files are swapped", () => {
     expect(bundleRedirect(bundles, url("/p/node_modules/yaml/dist/index.js"), versionOf)).toBeUndefined();
     // A manifest key inherited from Object.prototype is no entry.
     expect(bundleRedirect(bundles, url("/p/node_modules/typebox/constructor"), versionOf)).toBeUndefined();
+    // Outside any node_modules (a checkout's own packages, built-ins): never a bundle's file.
+    expect(bundleRedirect(bundles, url("/p/typebox/build/value/index.mjs"), versionOf)).toBeUndefined();
+    expect(bundleRedirect(bundles, "node:fs", versionOf)).toBeUndefined();
   });
 });
 
@@ -113,7 +118,13 @@ process.stdout.write(JSON.stringify({
 }));
 `);
     expect(seen).toMatchObject({
-      used: ["@anthropic-ai/sdk", "typebox"],
+      used: [
+        "@anthropic-ai/sdk",
+        "@earendil-works/pi-schema",
+        "@earendil-works/pi-telemetry",
+        "commander",
+        "typebox",
+      ],
       fromPackage: 0,
       sameType: true,
       valid: true,
@@ -138,6 +149,77 @@ process.stdout.write(JSON.stringify({
 `);
     expect(seen).toMatchObject({ provider: "function", fromPackage: 0 });
     expect(seen.fromBundle as number).toBeGreaterThan(0);
+  });
+
+  it("loads pi-schema (both entries) and pi-telemetry as pi-ai imports them from their bundles, and pi-ai's tool validation still coerces, checks formats and explains", () => {
+    const seen = probe(`
+const piAi = await import("@earendil-works/pi-ai");
+const tool = {
+  name: "mail",
+  description: "",
+  parameters: {
+    type: "object",
+    properties: { to: { type: "string", format: "email" }, n: { type: "integer" } },
+    required: ["to", "n"],
+    additionalProperties: false,
+  },
+};
+const ok = piAi.validateToolArguments(tool, { type: "toolCall", id: "1", name: "mail", arguments: { to: "a@example.com", n: "42" } });
+let bad;
+try {
+  piAi.validateToolArguments(tool, { type: "toolCall", id: "2", name: "mail", arguments: { to: "not an address", n: 1 } });
+} catch (error) {
+  bad = String(error.message);
+}
+const of = (name) => loaded.filter((u) => u.includes("/" + name + "/"));
+const bundled = (name) => of(name).filter((u) => u.startsWith(${JSON.stringify(pathToFileURL(vendor).href)}));
+process.stdout.write(JSON.stringify({
+  ok,
+  badNamesField: typeof bad === "string" && bad.includes("to"),
+  schemaFromPackage: of("@earendil-works/pi-schema").length - bundled("@earendil-works/pi-schema").length,
+  schemaFromBundle: bundled("@earendil-works/pi-schema").length,
+  telemetryFromPackage: of("@earendil-works/pi-telemetry").length - bundled("@earendil-works/pi-telemetry").length,
+  telemetryFromBundle: bundled("@earendil-works/pi-telemetry").length,
+}));
+`);
+    expect(seen).toMatchObject({
+      ok: { to: "a@example.com", n: 42 },
+      badNamesField: true,
+      schemaFromPackage: 0,
+      telemetryFromPackage: 0,
+    });
+    // pi-schema's two entries, no shared chunk between them; pi-telemetry's root entry and its chunk.
+    expect(seen.schemaFromBundle).toBe(2);
+    expect(seen.telemetryFromBundle as number).toBeGreaterThan(0);
+  });
+
+  it("loads commander from its bundle, and it parses", () => {
+    const seen = probe(`
+const { Command, CommanderError } = await import("commander");
+const program = new Command("x").exitOverride().option("-n, --count <n>").argument("<what>");
+program.parse(["node", "x", "-n", "3", "thing"]);
+let unknownOption;
+try {
+  new Command("y").exitOverride().configureOutput({ writeErr: () => {} }).parse(["node", "y", "--nope"]);
+} catch (error) {
+  unknownOption = error instanceof CommanderError ? error.code : "other";
+}
+const commander = loaded.filter((u) => u.includes("/commander/"));
+process.stdout.write(JSON.stringify({
+  count: program.opts().count,
+  args: program.args,
+  unknownOption,
+  fromBundle: commander.filter((u) => u.startsWith(${JSON.stringify(pathToFileURL(vendor).href)})).length,
+  fromPackage: commander.filter((u) => u.includes("node_modules")).length,
+}));
+`);
+    expect(seen).toEqual({
+      count: "3",
+      args: ["thing"],
+      unknownOption: "commander.unknownOption",
+      fromBundle: 1,
+      fromPackage: 0,
+    });
   });
 
   it("leaves a package whose manifest names another version to node_modules", () => {

@@ -10,7 +10,6 @@ import type { ReinConfig, ScriptStep } from "@rein/sdk";
 import { type Agent, buildAgent } from "../agent/build-agent.js";
 import { liveReload } from "../agent/live-reload.js";
 import { parseTemplateCall, runTemplateCall, type TemplateCall } from "../agent/prompt-templates.js";
-import { chatLoop } from "../chat/chat.js";
 import { type ConfigFlags, flagsLayer } from "../config/cli-flags.js";
 import { ExitCode, runFailed, sessionParked, usageError } from "../errors.js";
 import type { GlobalOptions } from "../globals.js";
@@ -191,6 +190,8 @@ async function runAgent(
     if (run.chat) {
       const live = liveReload(agent, run.reload, term, { watch: run.watch });
       try {
+        // The chat loop (readline, the session tree, slash commands) loads only for a chat.
+        const { chatLoop } = await import("../chat/chat.js");
         return await chatLoop(agent, term, live);
       } finally {
         live.close();
