@@ -50,16 +50,21 @@ export function sessionDir(loaded: LoadedConfig): string {
 
 /**
  * `leaseMs`: how long a silent holder keeps a PostgreSQL session's lock (the store's default if unset);
- * `syncOffThread`: JSONL sessions fsync off the event loop (see JsonlOpenOptions).
+ * `syncOffThread`: JSONL sessions fsync off the event loop (see JsonlOpenOptions);
+ * `lockConnections`: PostgreSQL session locks shared over at most this many connections
+ * (`rein worker`; see @rein/store-postgres), else one connection per open session.
  */
 export async function sessionBackend(
   loaded: LoadedConfig,
   leaseMs?: number,
-  jsonl: { syncOffThread?: boolean } = {},
+  options: { syncOffThread?: boolean; lockConnections?: number } = {},
 ): Promise<SessionBackendPort> {
   const session = loaded.config.session;
-  if (session?.store === "postgres") return postgresBackend(loaded, session.url as string, leaseMs);
-  return jsonlBackend(new SessionStore(sessionDir(loaded), jsonl));
+  if (session?.store === "postgres")
+    return postgresBackend(loaded, session.url as string, leaseMs, options.lockConnections);
+  return jsonlBackend(
+    new SessionStore(sessionDir(loaded), options.syncOffThread ? { syncOffThread: true } : {}),
+  );
 }
 
 function jsonlBackend(store: SessionStore): SessionBackendPort {
@@ -120,6 +125,7 @@ async function postgresBackend(
   loaded: LoadedConfig,
   url: string,
   leaseMs: number | undefined,
+  lockConnections: number | undefined,
 ): Promise<SessionBackendPort> {
   let module: typeof import("@rein/store-postgres");
   try {
@@ -132,10 +138,13 @@ async function postgresBackend(
   }
   // One store per database and process: its schema check runs once, not on every
   // session a worker opens.
-  const key = `${leaseMs ?? ""} ${url}`;
+  const key = `${leaseMs ?? ""} ${lockConnections ?? ""} ${url}`;
   let store = postgresStores.get(key);
   if (store === undefined) {
-    store = new module.PostgresSessionStore(url, leaseMs === undefined ? {} : { leaseMs });
+    store = new module.PostgresSessionStore(url, {
+      ...(leaseMs === undefined ? {} : { leaseMs }),
+      ...(lockConnections === undefined ? {} : { lockConnections }),
+    });
     postgresStores.set(key, store);
   }
   const where = maskConnectionStrings(url);
