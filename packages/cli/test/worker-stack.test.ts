@@ -70,7 +70,7 @@ describe("worker stack", () => {
     expect(one.host).not.toBe(two.host);
     expect(one.model.requestOptions).not.toBe(two.model.requestOptions);
     expect(one.harness.tools.map((tool) => tool.name)).toContain("echo");
-    stack.close();
+    await stack.close();
   });
 
   it("applies an edited config and plugin from the next job; a run in flight keeps its stack", async () => {
@@ -89,7 +89,7 @@ describe("worker stack", () => {
     expect(next.harness.tools.map((tool) => tool.name)).toContain("echo2");
     expect(running.harness.tools.map((tool) => tool.name)).toContain("echo");
     expect(running.harness.tools.map((tool) => tool.name)).not.toContain("echo2");
-    stack.close();
+    await stack.close();
   });
 
   it("fails the job on a broken edit and never falls back to the stack before it", async () => {
@@ -102,7 +102,7 @@ describe("worker stack", () => {
     await expect(stack.get()).rejects.toMatchObject({ code: "config" });
     config(`{ ${ENDPOINT}, systemPrompt: "fixed" }`);
     expect((await stack.get()).loaded.config.systemPrompt).toBe("fixed");
-    stack.close();
+    await stack.close();
   });
 
   it("resolves a scripted model per run: its replies are consumed per session", async () => {
@@ -117,6 +117,6 @@ describe("worker stack", () => {
     // The second session's script is untouched by the first's run.
     expect((await two.harness.prompt("go")).status).toBe("completed");
     expect(two.session.entries().some((entry) => JSON.stringify(entry).includes('"hi"'))).toBe(true);
-    stack.close();
+    await stack.close();
   });
 });

@@ -41,6 +41,8 @@ export interface SessionBackendPort {
   importJsonl(file: string): Promise<{ id: string; entries: number; warnings: string[] }>;
   /** Checks the store can be used for real (`rein doctor`): resolves with what it found, or throws why not. */
   probe(): Promise<string>;
+  /** Ends what the store keeps open between sessions (PostgreSQL's shared lock connections). */
+  close(): Promise<void>;
 }
 
 /** The JSONL directory of a config (also used by commands that only know files). */
@@ -101,6 +103,7 @@ function jsonlBackend(store: SessionStore): SessionBackendPort {
       accessSync(store.dir, constants.W_OK);
       return `jsonl ${store.dir}`;
     },
+    close: async () => undefined,
   };
 }
 
@@ -175,5 +178,6 @@ async function postgresBackend(
         await pg.ready();
         return `postgres ${where} (reachable, schema up to date)`;
       }),
+    close: () => pg.close(),
   };
 }

@@ -260,7 +260,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   slots.close();
   await within(boss.stop({ graceful: true, timeout: STOP_QUEUE_MS }), STOP_QUEUE_MS + 500);
   await within(queue.end(), 1_000);
-  stack.close();
+  await within(stack.close(), 1_000);
   log("stopped");
   return ExitCode.ok;
 }

@@ -155,9 +155,13 @@ export class WorkerStack {
 
   #stopObserving: (() => void) | undefined;
 
-  /** Stops watching module loads (the worker is stopping). */
-  close(): void {
+  /**
+   * The worker is stopping (its runs have ended): stops watching module loads and ends
+   * the store's shared lock connections, which would otherwise keep the process alive.
+   */
+  async close(): Promise<void> {
     this.#stopObserving?.();
     this.#stopObserving = undefined;
+    await this.#current?.stack.sessions.close();
   }
 }
