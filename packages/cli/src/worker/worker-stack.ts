@@ -81,8 +81,8 @@ export class WorkerStack {
     const env = where.env ?? process.env;
     const rein = installRoot();
     const installed = reinPackages();
+    /** Modules loaded while this stack is built and used (plugins importing lazily), as they load. */
     const loaded: string[] = [];
-    // Modules loaded while this stack is built and used (plugins importing lazily), as they load.
     let project: string | undefined;
     // Project code is watched; Rein's own installation (a thousand files) is not.
     const isRein = (file: string) =>
