@@ -9,8 +9,10 @@
  * over the runs in flight in that worker). Each worker first runs two warm-up jobs
  * (module loading, once per process), outside the measurement.
  *
- * Standalone: `node bench/src/concurrent-workers.mjs [--shapes 1x200,4x250] [--latency 2000]`
- * (after `tsc -b`; a shape is workers x concurrency; jobs = workers x concurrency).
+ * Standalone: `node bench/src/concurrent-workers.mjs [--shapes 1x200,4x250] [--latency 2000]
+ * [--store jsonl|postgres]` (after `tsc -b`; a shape is workers x concurrency; jobs =
+ * workers x concurrency). `--store postgres` keeps the sessions in the queue's database
+ * (`session: { store: "postgres" }`), as workers on several hosts would.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -27,6 +29,7 @@ import {
 } from "../../packages/cli/dist/worker/prompt-queue.js";
 import pg from "../../packages/cli/node_modules/pg/lib/index.js";
 import { SessionStore } from "../../packages/harness/dist/index.js";
+import { PostgresSessionStore } from "../../packages/store-postgres/dist/index.js";
 import { createDatabase, dropDatabase, startPostgres } from "../../packages/test-postgres/dist/index.js";
 import { now } from "./stats.mjs";
 
@@ -68,7 +71,7 @@ function rssKiB(pid) {
   return Number(line.split(/\s+/)[1]);
 }
 
-async function once(serverUrl, modelUrl, workers, concurrency) {
+async function once(serverUrl, modelUrl, workers, concurrency, sessionStore = "jsonl") {
   const jobs = workers * concurrency;
   const url = await createDatabase(serverUrl, "rein_bench");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rein-bench-concurrent-"));
@@ -76,23 +79,22 @@ async function once(serverUrl, modelUrl, workers, concurrency) {
     path.join(dir, "rein.config.ts"),
     `export default {
   model: "local",
-  models: [{ id: "local", baseUrl: "${modelUrl}", api: "openai-completions", contextWindow: 100000 }],
+  models: [{ id: "local", baseUrl: "${modelUrl}", api: "openai-completions", contextWindow: 100000 }],${sessionStore === "postgres" ? `\n  session: { store: "postgres", url: ${JSON.stringify(url)} },` : ""}
 };
 `,
   );
-  const store = new SessionStore(path.join(dir, ".rein/sessions"));
+  const pgStore = sessionStore === "postgres" ? new PostgresSessionStore(url) : undefined;
+  const store = pgStore ?? new SessionStore(path.join(dir, ".rein/sessions"));
+  const make = async () => {
+    const session = await store.create({ cwd: dir });
+    await session.close();
+    return session.id;
+  };
   const ids = [];
   const warmups = [];
-  for (let i = 0; i < workers * 2; i++) {
-    const session = store.create({ cwd: dir });
-    warmups.push(session.id);
-    session.close();
-  }
-  for (let i = 0; i < jobs; i++) {
-    const session = store.create({ cwd: dir });
-    ids.push(session.id);
-    session.close();
-  }
+  for (let i = 0; i < workers * 2; i++) warmups.push(await make());
+  for (let i = 0; i < jobs; i += 20)
+    ids.push(...(await Promise.all(Array.from({ length: Math.min(20, jobs - i) }, make))));
   const children = [];
   const logged = [];
   let startedAt;
@@ -205,6 +207,7 @@ export async function benchConcurrentWorkers({
     [4, 250],
   ],
   latency = 2000,
+  store = "jsonl",
   log = () => {},
 } = {}) {
   const server = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", String(latency)], {
@@ -217,7 +220,8 @@ export async function benchConcurrentWorkers({
   const rows = [];
   try {
     for (const [workers, concurrency] of shapes) {
-      const row = await once(postgres.url, `http://127.0.0.1:${port}/v1`, workers, concurrency);
+      const row = await once(postgres.url, `http://127.0.0.1:${port}/v1`, workers, concurrency, store);
+      row.store = store;
       row.ideal = (workers * concurrency) / (latency / 1000);
       log(JSON.stringify(row));
       rows.push(row);
@@ -277,7 +281,12 @@ export function workerBenchRows({ latency, rows }) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
-    options: { shapes: { type: "string" }, latency: { type: "string" }, serve: { type: "string" } },
+    options: {
+      shapes: { type: "string" },
+      latency: { type: "string" },
+      serve: { type: "string" },
+      store: { type: "string" },
+    },
   });
   if (values.serve) serve(Number(values.serve));
   else {
@@ -285,6 +294,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const result = await benchConcurrentWorkers({
       shapes,
       latency: Number(values.latency ?? 2000),
+      store: values.store ?? "jsonl",
       log: (line) => console.error(`[bench] ${line}`),
     });
     console.log(concurrentRows(result));

@@ -40,7 +40,26 @@ export const DEFAULT_LOCK_WAIT_MS = 2_000;
 /** How long a silent holder keeps its lock before the server drops it. */
 export const DEFAULT_LEASE_MS = 30_000;
 
-export class AdvisoryLock {
+/** The statements of a locked session: on the connection holding its lock (one at a time when shared). */
+export interface LockedConnection {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+
+/** What a session storage holds while writable: its lock, and the connection its writes go through. */
+export interface SessionLock {
+  readonly sessionId: string;
+  /** The connection holding the lock: the session's writes go through it. */
+  readonly client: LockedConnection;
+  /** Called once if the lock is lost while held (its connection died): the session must stop writing. */
+  onLost(listener: (error: Error) => void): void;
+  /** Lets the lock go (after the writes sent before). Idempotent. */
+  release(): Promise<void>;
+}
+
+export class AdvisoryLock implements SessionLock {
   readonly sessionId: string;
   /** The connection holding the lock: the session's writes go through it. */
   readonly client: pg.Client;
@@ -74,9 +93,10 @@ export class AdvisoryLock {
   ): Promise<AdvisoryLock> {
     const client = await connect(target, `session lock ${sessionId.slice(0, 8)}`, { keepAlive: true });
     try {
-      await lease(client, leaseMs);
+      await leaseConnection(client, leaseMs);
       const key = lockKey(sessionId);
-      if (!(await take(client, key, waitMs))) throw sessionLocked(sessionId, await holder(client, key));
+      if (!(await take(client, key, waitMs)))
+        throw sessionLocked(sessionId, await sessionHolder(client, key));
       return new AdvisoryLock(sessionId, client, leaseMs);
     } catch (error) {
       await client.end().catch(() => {});
@@ -103,7 +123,7 @@ export class AdvisoryLock {
  * PostgreSQL 14; an older server refuses it, and there only the keepalives (a dead
  * host, not a frozen process) bound how long a silent holder keeps the lock.
  */
-async function lease(client: pg.Client, leaseMs: number): Promise<void> {
+export async function leaseConnection(client: pg.Client, leaseMs: number): Promise<void> {
   const ms = Math.ceil(leaseMs);
   const keepaliveSeconds = Math.max(1, Math.floor(ms / 3000));
   await client.query(
@@ -134,7 +154,7 @@ async function take(client: pg.Client, key: string, waitMs: number): Promise<boo
 }
 
 /** Who holds `key`: the backend pid and the application name its process set. */
-async function holder(client: pg.Client, key: string): Promise<string> {
+export async function sessionHolder(client: LockedConnection, key: string): Promise<string> {
   const big = BigInt(key);
   const high = Number(BigInt.asIntN(32, big >> 32n));
   const low = Number(BigInt.asIntN(32, big));

@@ -19,24 +19,51 @@ import {
   type StoredEntry,
 } from "@rein/harness";
 import type pg from "pg";
+import { DEFAULT_LEASE_MS } from "./advisory-lock.js";
 import { connect, type PostgresTarget, where } from "./connection.js";
 import { badArgument, storeError } from "./errors.js";
+import { LockConnections } from "./lock-connections.js";
 import { migrate } from "./migrations.js";
 import { type PostgresOpenOptions, PostgresStorage } from "./postgres-storage.js";
 
 export interface PostgresStoreOptions {
   /** How long a silent writer keeps a session's lock, in ms (default 30000; see advisory-lock.ts). */
   leaseMs?: number;
+  /**
+   * Hold the locks of the sessions this store opens for writing on at most this many
+   * shared connections (lock-connections.ts) instead of one connection per session:
+   * a process with many sessions open at once (`rein worker --concurrency`). Unset:
+   * one connection per open session.
+   */
+  lockConnections?: number;
 }
 
 export class PostgresSessionStore {
   readonly target: PostgresTarget;
-  readonly #lease: Pick<PostgresOpenOptions, "leaseMs">;
+  readonly #lease: Pick<PostgresOpenOptions, "leaseMs" | "locks">;
+  readonly #locks: LockConnections | undefined;
   #ready: Promise<void> | undefined;
 
   constructor(target: PostgresTarget, options: PostgresStoreOptions = {}) {
     this.target = target;
-    this.#lease = options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs };
+    this.#locks =
+      options.lockConnections === undefined
+        ? undefined
+        : new LockConnections(target, options.lockConnections, options.leaseMs ?? DEFAULT_LEASE_MS);
+    this.#lease = {
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+      ...(this.#locks ? { locks: this.#locks } : {}),
+    };
+  }
+
+  /** The shared lock connections open now (0 without `lockConnections`). */
+  get lockConnectionsOpen(): number {
+    return this.#locks?.open ?? 0;
+  }
+
+  /** Ends the shared lock connections, if any (every lock on them is released). */
+  async close(): Promise<void> {
+    await this.#locks?.close();
   }
 
   /** Applies the shipped migrations (once per store; every method calls it first). */

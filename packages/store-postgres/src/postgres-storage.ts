@@ -22,10 +22,15 @@ import {
   type SessionStorage,
   type StoredEntry,
 } from "@rein/harness";
-import type pg from "pg";
-import { AdvisoryLock } from "./advisory-lock.js";
+import {
+  AdvisoryLock,
+  DEFAULT_LOCK_WAIT_MS,
+  type LockedConnection,
+  type SessionLock,
+} from "./advisory-lock.js";
 import { connect, type PostgresTarget } from "./connection.js";
 import { badArgument, badRow, storeError } from "./errors.js";
+import type { LockConnections } from "./lock-connections.js";
 
 /** Most writes sent in one statement; more wait for the next. */
 const MAX_BATCH_ROWS = 2_000;
@@ -44,14 +49,26 @@ export interface PostgresOpenOptions {
   lockWaitMs?: number;
   /** How long a silent holder keeps the session's lock (default 30000; see advisory-lock.ts). */
   leaseMs?: number;
+  /** Hold the lock on one of these shared connections (lock-connections.ts), not on a connection of its own. */
+  locks?: LockConnections;
+}
+
+/** Takes a session's lock: on a shared lock connection when `options.locks` is given, else on a connection of its own. */
+function acquireLock(
+  target: PostgresTarget,
+  sessionId: string,
+  options: Pick<PostgresOpenOptions, "lockWaitMs" | "leaseMs" | "locks">,
+): Promise<SessionLock> {
+  if (options.locks) return options.locks.acquire(sessionId, options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS);
+  return AdvisoryLock.acquire(target, sessionId, options.lockWaitMs, options.leaseMs);
 }
 
 export class PostgresStorage implements SessionStorage {
   readonly kind = "postgres";
   readonly sessionId: string;
   readonly readOnly: boolean;
-  readonly #client: pg.Client | undefined;
-  readonly #lock: AdvisoryLock | undefined;
+  readonly #client: LockedConnection | undefined;
+  readonly #lock: SessionLock | undefined;
   readonly #loaded: LoadedSession;
   #nextSeq: number;
   #queue: Queued[] = [];
@@ -63,8 +80,8 @@ export class PostgresStorage implements SessionStorage {
     sessionId: string,
     loaded: LoadedSession,
     nextSeq: number,
-    client?: pg.Client,
-    lock?: AdvisoryLock,
+    client?: LockedConnection,
+    lock?: SessionLock,
   ) {
     this.sessionId = sessionId;
     this.#loaded = loaded;
@@ -81,9 +98,9 @@ export class PostgresStorage implements SessionStorage {
   static async create(
     target: PostgresTarget,
     header: SessionHeader,
-    options: Pick<PostgresOpenOptions, "leaseMs"> = {},
+    options: Pick<PostgresOpenOptions, "leaseMs" | "locks"> = {},
   ): Promise<PostgresStorage> {
-    const lock = await AdvisoryLock.acquire(target, header.id, undefined, options.leaseMs);
+    const lock = await acquireLock(target, header.id, options);
     // The session writes through the connection that holds its lock (see advisory-lock.ts).
     const client = lock.client;
     try {
@@ -111,21 +128,21 @@ export class PostgresStorage implements SessionStorage {
     sessionId: string,
     options: PostgresOpenOptions = {},
   ): Promise<PostgresStorage> {
-    const lock = options.readOnly
-      ? undefined
-      : await AdvisoryLock.acquire(target, sessionId, options.lockWaitMs, options.leaseMs);
-    let client: pg.Client | undefined;
-    try {
-      client = lock ? lock.client : await connect(target, `session reader ${sessionId.slice(0, 8)}`);
-      const { loaded, nextSeq } = await readSession(client, sessionId);
-      if (options.readOnly) {
-        await client.end().catch(() => {});
+    if (options.readOnly) {
+      const reader = await connect(target, `session reader ${sessionId.slice(0, 8)}`);
+      try {
+        const { loaded, nextSeq } = await readSession(reader, sessionId);
         return new PostgresStorage(sessionId, loaded, nextSeq);
+      } finally {
+        await reader.end().catch(() => {});
       }
-      return new PostgresStorage(sessionId, loaded, nextSeq, client, lock);
+    }
+    const lock = await acquireLock(target, sessionId, options);
+    try {
+      const { loaded, nextSeq } = await readSession(lock.client, sessionId);
+      return new PostgresStorage(sessionId, loaded, nextSeq, lock.client, lock);
     } catch (error) {
-      if (lock) await lock.release();
-      else await client?.end().catch(() => {});
+      await lock.release();
       throw error;
     }
   }
@@ -163,9 +180,8 @@ export class PostgresStorage implements SessionStorage {
       this.#queue.push({ rows: [], resolve, reject: () => resolve() });
       this.#kick();
     });
-    // The lock's release ends the connection the session wrote through.
-    if (this.#lock) await this.#lock.release();
-    else await this.#client.end().catch(() => {});
+    // The lock's release ends the connection the session wrote through (a shared one: unlocks its key).
+    await this.#lock?.release();
   }
 
   #enqueue(entries: readonly StoredEntry[]): Promise<void> {
@@ -213,7 +229,7 @@ export class PostgresStorage implements SessionStorage {
     const first = this.#nextSeq;
     const seqs = rows.map((_, index) => first + index);
     // One statement is one transaction: every row of the batch commits, or none.
-    await (this.#client as pg.Client).query(
+    await (this.#client as LockedConnection).query(
       `WITH added AS (
          INSERT INTO rein_entries (session_id, seq, entry_id, type, body)
          SELECT $1, s, i, t, b FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS r(s, i, t, b)
@@ -247,7 +263,7 @@ function serialise(entry: StoredEntry): string {
 
 /** Header and rows of a session, parsed; a row that is not a JSON object is an error naming it. */
 export async function readSession(
-  client: pg.Client,
+  client: LockedConnection,
   sessionId: string,
 ): Promise<{ loaded: LoadedSession; nextSeq: number }> {
   let header: SessionHeader;

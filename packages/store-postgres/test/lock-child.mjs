@@ -4,27 +4,38 @@
  * appends one `custom` entry naming its pid, prints `opened <pid>` and waits to be
  * killed; on failure prints `failed <code>` and exits 3. A third argument is the lock's
  * lease in ms; on SIGCONT (after a SIGSTOP) it tries one more write and prints
- * `wrote` or `refused <code>`.
+ * `wrote` or `refused <code>`. The session id may be several, comma-separated; a
+ * fourth argument `shared` holds their locks on one shared lock connection
+ * (`lockConnections: 1`).
  */
 import fs from "node:fs";
 import { PostgresSessionStore } from "../dist/index.js";
 
-const [url, id, lease] = process.argv.slice(2);
+const [url, ids, lease, shared] = process.argv.slice(2);
 const say = (line) => fs.writeSync(1, `${line}\n`);
 try {
-  const options = lease === undefined ? {} : { leaseMs: Number(lease) };
-  const session = await new PostgresSessionStore(url, options).open(id);
+  const options = {
+    ...(lease === undefined ? {} : { leaseMs: Number(lease) }),
+    ...(shared === "shared" ? { lockConnections: 1 } : {}),
+  };
+  const store = new PostgresSessionStore(url, options);
+  const sessions = [];
+  for (const id of ids.split(",")) sessions.push(await store.open(id));
   process.on("SIGCONT", async () => {
     try {
-      session.append({ type: "custom", customType: "woken writer", data: { pid: process.pid } });
-      await session.whenStored();
+      for (const session of sessions) {
+        session.append({ type: "custom", customType: "woken writer", data: { pid: process.pid } });
+        await session.whenStored();
+      }
       say("wrote");
     } catch (error) {
       say(`refused ${error.code}`);
     }
   });
-  session.append({ type: "custom", customType: "writer", data: { pid: process.pid } });
-  await session.whenStored();
+  for (const session of sessions) {
+    session.append({ type: "custom", customType: "writer", data: { pid: process.pid } });
+    await session.whenStored();
+  }
   say(`opened ${process.pid}`);
   setInterval(() => {}, 60_000);
 } catch (error) {

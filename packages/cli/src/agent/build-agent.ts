@@ -62,6 +62,24 @@ export interface AgentOptions {
    * awaited where they were waited for): `rein worker`, where many runs share one loop.
    */
   syncOffThread?: boolean;
+  /**
+   * What many agents of one process share (`rein worker`, worker/worker-stack.ts): the
+   * config, model, plugins and session store are taken from here, not loaded again.
+   */
+  shared?: SharedStack;
+}
+
+/**
+ * The part of an agent that does not depend on its session: built once, used by many.
+ * Never in it: the harness, the session, plugin setup (each agent runs it on its own
+ * harness), a scripted model (its replies are consumed per session: `model` absent).
+ */
+export interface SharedStack {
+  loaded: LoadedConfig;
+  plugins: ResolvedEntry[];
+  sessions: SessionBackendPort;
+  /** The resolved model; absent for a scripted model, which every agent resolves for itself. */
+  model?: ResolvedModel;
 }
 
 export interface Agent {
@@ -91,16 +109,20 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
 }
 
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
-  const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags });
-  const model = await resolveAgentModel(loaded, options);
-  const plugins = await resolvePlugins(loaded);
+  const { shared } = options;
+  const loaded =
+    shared?.loaded ??
+    (await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags }));
+  // A shared model's request options are copied: the harness may change its own.
+  const model: ResolvedModel = shared?.model
+    ? { ...shared.model, requestOptions: { ...shared.model.requestOptions } }
+    : await resolveAgentModel(loaded, options);
+  const plugins = shared?.plugins ?? (await resolvePlugins(loaded));
   options.check?.(loaded, plugins);
   const store = sessionStore(loaded);
-  const sessions = await sessionBackend(
-    loaded,
-    options.leaseMs,
-    options.syncOffThread ? { syncOffThread: true } : {},
-  );
+  const sessions =
+    shared?.sessions ??
+    (await sessionBackend(loaded, options.leaseMs, options.syncOffThread ? { syncOffThread: true } : {}));
   let session: Session;
   let fresh = false;
   if (options.ephemeral) {

@@ -41,6 +41,8 @@ export interface SessionBackendPort {
   importJsonl(file: string): Promise<{ id: string; entries: number; warnings: string[] }>;
   /** Checks the store can be used for real (`rein doctor`): resolves with what it found, or throws why not. */
   probe(): Promise<string>;
+  /** Ends what the store keeps open between sessions (PostgreSQL's shared lock connections). */
+  close(): Promise<void>;
 }
 
 /** The JSONL directory of a config (also used by commands that only know files). */
@@ -50,16 +52,21 @@ export function sessionDir(loaded: LoadedConfig): string {
 
 /**
  * `leaseMs`: how long a silent holder keeps a PostgreSQL session's lock (the store's default if unset);
- * `syncOffThread`: JSONL sessions fsync off the event loop (see JsonlOpenOptions).
+ * `syncOffThread`: JSONL sessions fsync off the event loop (see JsonlOpenOptions);
+ * `lockConnections`: PostgreSQL session locks shared over at most this many connections
+ * (`rein worker`; see @rein/store-postgres), else one connection per open session.
  */
 export async function sessionBackend(
   loaded: LoadedConfig,
   leaseMs?: number,
-  jsonl: { syncOffThread?: boolean } = {},
+  options: { syncOffThread?: boolean; lockConnections?: number } = {},
 ): Promise<SessionBackendPort> {
   const session = loaded.config.session;
-  if (session?.store === "postgres") return postgresBackend(loaded, session.url as string, leaseMs);
-  return jsonlBackend(new SessionStore(sessionDir(loaded), jsonl));
+  if (session?.store === "postgres")
+    return postgresBackend(loaded, session.url as string, leaseMs, options.lockConnections);
+  return jsonlBackend(
+    new SessionStore(sessionDir(loaded), options.syncOffThread ? { syncOffThread: true } : {}),
+  );
 }
 
 function jsonlBackend(store: SessionStore): SessionBackendPort {
@@ -96,6 +103,7 @@ function jsonlBackend(store: SessionStore): SessionBackendPort {
       accessSync(store.dir, constants.W_OK);
       return `jsonl ${store.dir}`;
     },
+    close: async () => undefined,
   };
 }
 
@@ -120,6 +128,7 @@ async function postgresBackend(
   loaded: LoadedConfig,
   url: string,
   leaseMs: number | undefined,
+  lockConnections: number | undefined,
 ): Promise<SessionBackendPort> {
   let module: typeof import("@rein/store-postgres");
   try {
@@ -132,10 +141,13 @@ async function postgresBackend(
   }
   // One store per database and process: its schema check runs once, not on every
   // session a worker opens.
-  const key = `${leaseMs ?? ""} ${url}`;
+  const key = `${leaseMs ?? ""} ${lockConnections ?? ""} ${url}`;
   let store = postgresStores.get(key);
   if (store === undefined) {
-    store = new module.PostgresSessionStore(url, leaseMs === undefined ? {} : { leaseMs });
+    store = new module.PostgresSessionStore(url, {
+      ...(leaseMs === undefined ? {} : { leaseMs }),
+      ...(lockConnections === undefined ? {} : { lockConnections }),
+    });
     postgresStores.set(key, store);
   }
   const where = maskConnectionStrings(url);
@@ -166,5 +178,6 @@ async function postgresBackend(
         await pg.ready();
         return `postgres ${where} (reachable, schema up to date)`;
       }),
+    close: () => pg.close(),
   };
 }

@@ -37,6 +37,7 @@ import {
   submitPrompt,
 } from "../worker/prompt-queue.js";
 import { type JobOutcome, runPromptJob } from "../worker/session-jobs.js";
+import { WorkerStack } from "../worker/worker-stack.js";
 
 /**
  * Runs at once by default: the most at which one worker still reached about 90 % of
@@ -51,6 +52,13 @@ const ABORT_SETTLE_MS = 2_000;
 const STOP_QUEUE_MS = 3_000;
 /** The most connections each of the worker's two pools opens to the queue's database. */
 const MAX_CONNECTIONS = 12;
+/**
+ * Runs whose PostgreSQL session locks (and writes) share one lock connection: a worker
+ * holds `ceil(concurrency / LOCKS_PER_CONNECTION)` lock connections, at most
+ * MAX_LOCK_CONNECTIONS, instead of one per run.
+ */
+const LOCKS_PER_CONNECTION = 64;
+const MAX_LOCK_CONNECTIONS = 8;
 /** The longest a waiting request is held back before it is tried again. */
 const MAX_WAIT_SECONDS = 15;
 
@@ -94,8 +102,9 @@ function seconds(value: string | undefined, option: string, fallback: number, mi
 }
 
 export async function workerCommand(options: WorkerOptions, globals: GlobalOptions): Promise<number> {
-  // Config errors stop the worker before it takes a job. Plugins load once per process
-  // (module cache): restart workers (SIGTERM: graceful) to pick up edited plugins.
+  // Config errors stop the worker before it takes a job. The config, model and plugins
+  // are then built once for all runs and built again when a file they rest on changes
+  // (worker/worker-stack.ts): an edited config or plugin applies from the next job.
   const loaded = await loadConfig({ cwd: globals.cwd, configPath: globals.config });
   const url = queueUrl(options.db, loaded);
   const sessions = await sessionBackend(loaded);
@@ -145,6 +154,12 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   });
   queue.on("error", () => undefined); // an idle client's server went away: the pool drops it
   await usingDatabase("queue", where, () => installNotices(queue));
+  const stack = new WorkerStack({
+    cwd: globals.cwd,
+    configPath: globals.config,
+    leaseMs: lease * 1000,
+    lockConnections: Math.min(MAX_LOCK_CONNECTIONS, Math.ceil(concurrency / LOCKS_PER_CONNECTION)),
+  });
   const inFlight = new Map<string, { job: PromptJob; done: Promise<unknown>; controller: AbortController }>();
 
   const sendBack = async (job: PromptJob, outcome: JobOutcome["kind"] | "lost") => {
@@ -162,7 +177,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
     let outcome: JobOutcome;
     try {
       outcome = await runPromptJob(
-        { cwd: globals.cwd, configPath: globals.config, queue, leaseMs: lease * 1000, signal },
+        { cwd: globals.cwd, configPath: globals.config, queue, leaseMs: lease * 1000, signal, stack },
         job,
       );
     } catch (error) {
@@ -245,6 +260,7 @@ export async function workerCommand(options: WorkerOptions, globals: GlobalOptio
   slots.close();
   await within(boss.stop({ graceful: true, timeout: STOP_QUEUE_MS }), STOP_QUEUE_MS + 500);
   await within(queue.end(), 1_000);
+  await within(stack.close(), 1_000);
   log("stopped");
   return ExitCode.ok;
 }

@@ -30,7 +30,7 @@ import {
 } from "@rein/harness";
 import { traceContext } from "@rein/sdk";
 import type pg from "pg";
-import { type Agent, buildAgent } from "../agent/build-agent.js";
+import { type Agent, buildAgent, type SharedStack } from "../agent/build-agent.js";
 import { noticeStream, type QueueNotice } from "./notices.js";
 import { PROMPT_QUEUE, type PromptJob, parsePromptJob, QUEUE_SCHEMA } from "./prompt-queue.js";
 
@@ -60,6 +60,11 @@ export interface JobContext {
   leaseMs?: number;
   /** Aborted when this run must stop (the worker stops, or lost the job's claim). */
   signal: AbortSignal;
+  /**
+   * What the process's runs share (config, model, plugins, store: worker-stack.ts),
+   * re-checked before each job; without it each job loads its own.
+   */
+  stack?: { get(): Promise<SharedStack> };
 }
 
 interface RequestMark {
@@ -79,7 +84,9 @@ interface Request {
 export async function runPromptJob(context: JobContext, job: PromptJob): Promise<JobOutcome> {
   let agent: Agent;
   try {
+    const shared = await context.stack?.get();
     agent = await buildAgent({
+      ...(shared ? { shared } : {}),
       cwd: context.cwd,
       configPath: context.configPath,
       sessionId: job.sessionId,
