@@ -17,10 +17,10 @@ export interface RuntimeBinaries {
   socatPath?: string | undefined;
 }
 
-/** Both programs, as absolute paths of executable files. */
+/** The programs as absolute paths of executable files (on macOS, only those given: Seatbelt needs neither). */
 export interface ResolvedBinaries {
-  bwrapPath: string;
-  socatPath: string;
+  bwrapPath: string | undefined;
+  socatPath: string | undefined;
 }
 
 function executable(path: string): boolean {
@@ -49,14 +49,17 @@ export function findOnPath(name: string, path: string | undefined = process.env.
 export function resolveBinaries(
   binaries: RuntimeBinaries,
   path: string | undefined = process.env.PATH,
+  platform: NodeJS.Platform = process.platform,
 ): ResolvedBinaries | { problems: string[] } {
   const problems: string[] = [];
-  const one = (option: keyof RuntimeBinaries, program: string, label: string): string => {
+  const one = (option: keyof RuntimeBinaries, program: string, label: string): string | undefined => {
     const given = binaries[option];
     if (given === undefined) {
+      // Only Linux runs them (bubblewrap, and socat for the network bridge).
+      if (platform !== "linux") return undefined;
       const found = findOnPath(program, path);
       if (found === undefined) problems.push(`${label} not found on PATH`);
-      return found ?? "";
+      return found;
     }
     if (!given.startsWith("/")) problems.push(`${option} must be an absolute path`);
     else if (!executable(given)) problems.push(`${option} ${given} is not an executable file`);

@@ -113,8 +113,8 @@ async function start(policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries, 
           ({ deniedDomains: [] } as unknown as { allowedDomains: string[]; deniedDomains: string[] })
         : { allowedDomains: policy.allowedDomains, deniedDomains: policy.deniedDomains },
       filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-      bwrapPath: binaries.bwrapPath,
-      socatPath: binaries.socatPath,
+      ...(binaries.bwrapPath !== undefined ? { bwrapPath: binaries.bwrapPath } : {}),
+      ...(binaries.socatPath !== undefined ? { socatPath: binaries.socatPath } : {}),
     });
   } catch (error) {
     await SandboxManager.reset().catch(() => undefined);

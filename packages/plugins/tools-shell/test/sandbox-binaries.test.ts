@@ -44,9 +44,16 @@ describe("finding the sandbox's programs on PATH", () => {
     const root = tempDir();
     const bwrap = program(join(root, "bin"), "bwrap");
     const socat = program(join(root, "bin"), "socat");
-    expect(resolveBinaries({}, join(root, "bin"))).toEqual({ bwrapPath: bwrap, socatPath: socat });
-    expect(resolveBinaries({}, join(root, "none"))).toEqual({
+    expect(resolveBinaries({}, join(root, "bin"), "linux")).toEqual({ bwrapPath: bwrap, socatPath: socat });
+    expect(resolveBinaries({}, join(root, "none"), "linux")).toEqual({
       problems: ["bubblewrap (bwrap) not found on PATH", "socat not found on PATH"],
+    });
+  });
+
+  it("on macOS nothing is looked up (Seatbelt needs neither program); a given path is still checked", () => {
+    expect(resolveBinaries({}, "", "darwin")).toEqual({ bwrapPath: undefined, socatPath: undefined });
+    expect(resolveBinaries({ bwrapPath: "bwrap" }, "", "darwin")).toEqual({
+      problems: ["bwrapPath must be an absolute path"],
     });
   });
 
@@ -54,11 +61,13 @@ describe("finding the sandbox's programs on PATH", () => {
     const root = tempDir();
     const bwrap = program(join(root, "bin"), "my-bwrap");
     const socat = program(join(root, "bin"), "socat");
-    expect(resolveBinaries({ bwrapPath: bwrap }, join(root, "bin"))).toEqual({
+    expect(resolveBinaries({ bwrapPath: bwrap }, join(root, "bin"), "linux")).toEqual({
       bwrapPath: bwrap,
       socatPath: socat,
     });
-    expect(resolveBinaries({ bwrapPath: "bin/my-bwrap", socatPath: join(root, "nope") }, "")).toEqual({
+    expect(
+      resolveBinaries({ bwrapPath: "bin/my-bwrap", socatPath: join(root, "nope") }, "", "linux"),
+    ).toEqual({
       problems: [
         "bwrapPath must be an absolute path",
         `socatPath ${join(root, "nope")} is not an executable file`,
