@@ -18,8 +18,8 @@
  *   bwrap command here. A bwrap command without the expected shape is refused.
  */
 import { spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
+import { type ResolvedBinaries, type RuntimeBinaries, resolveBinaries } from "./sandbox-binaries.js";
 import type { ResolvedSandboxPolicy } from "./sandbox-policy.js";
 
 /**
@@ -36,11 +36,6 @@ export class SandboxUnavailable extends Error {
 export const SANDBOX_ADVICE =
   "Install bubblewrap and socat (Debian/Ubuntu: apt-get install bubblewrap socat ripgrep; Fedora: dnf install bubblewrap socat ripgrep), " +
   'or opt out with the @rein/tools-shell option sandbox: { mode: "off" } (commands then run unsandboxed).';
-
-export interface RuntimeBinaries {
-  bwrapPath?: string | undefined;
-  socatPath?: string | undefined;
-}
 
 interface Active {
   key: string;
@@ -64,7 +59,7 @@ function unavailable(reason: string): SandboxUnavailable {
 /** No host is allowed: the sandbox gets no network namespace access at all, and no proxy. */
 const offline = (policy: ResolvedSandboxPolicy) => policy.allowedDomains.length === 0;
 
-const networkKey = (policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries) =>
+const networkKey = (policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries) =>
   JSON.stringify([
     offline(policy) ? "offline" : [policy.allowedDomains, policy.deniedDomains],
     binaries.bwrapPath,
@@ -97,34 +92,15 @@ export async function loadRuntime(): Promise<void> {
   SandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;
 }
 
-async function start(policy: ResolvedSandboxPolicy, binaries: RuntimeBinaries, key: string): Promise<void> {
-  if (process.platform !== "linux" && process.platform !== "darwin") {
-    throw unavailable(`platform ${process.platform} is not supported (Linux with bubblewrap, or macOS)`);
-  }
-  for (const [name, path] of Object.entries(binaries)) {
-    if (typeof path === "string" && !path.startsWith("/"))
-      throw unavailable(`${name} must be an absolute path`);
-  }
+async function start(policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries, key: string): Promise<void> {
   try {
     await loadRuntime();
   } catch (error) {
     throw unavailable(`@anthropic-ai/sandbox-runtime does not load: ${(error as Error).message}`);
   }
-  // checkDependencies looks on PATH; an explicit binary is checked itself instead.
-  const problems = SandboxManager.checkDependencies().errors.filter(
-    (error) =>
-      !(binaries.bwrapPath !== undefined && /bwrap|bubblewrap/i.test(error)) &&
-      !(binaries.socatPath !== undefined && /socat/i.test(error)),
-  );
-  for (const [name, path] of Object.entries(binaries)) {
-    if (typeof path !== "string") continue;
-    try {
-      accessSync(path, constants.X_OK);
-    } catch {
-      problems.push(`${name} ${path} is not an executable file`);
-    }
-  }
-  if (problems.length > 0) throw unavailable(problems.join(", "));
+  // The runtime's initialize checks its dependencies itself (ripgrep, and bwrap and socat
+  // at the paths given here, resolved by `resolveBinaries`); a second, synchronous
+  // check before it spawned `which` three more times on the first command's path.
   // The runtime adds SIGINT/SIGTERM listeners for its cleanup, which would stop a host
   // without its own handler from exiting on SIGTERM; the host's signal handling stays
   // the host's (the runtime's 'exit' cleanup and the plugin's dispose remain).
@@ -178,8 +154,13 @@ export function acquireSandbox(
   policy: ResolvedSandboxPolicy,
   binaries: RuntimeBinaries,
 ): Promise<() => Promise<void>> {
-  const key = networkKey(policy, binaries);
   return serially(async () => {
+    if (process.platform !== "linux" && process.platform !== "darwin") {
+      throw unavailable(`platform ${process.platform} is not supported (Linux with bubblewrap, or macOS)`);
+    }
+    const resolved = resolveBinaries(binaries);
+    if ("problems" in resolved) throw unavailable(resolved.problems.join(", "));
+    const key = networkKey(policy, resolved);
     if (active?.key !== key) {
       if (active !== undefined && active.running > 0) {
         throw new SandboxUnavailable(
@@ -191,7 +172,7 @@ export function acquireSandbox(
         active = undefined;
         await SandboxManager.reset();
       }
-      await start(policy, binaries, key);
+      await start(policy, resolved, key);
     }
     const holder = active as Active;
     holder.running++;

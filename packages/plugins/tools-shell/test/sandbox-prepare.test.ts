@@ -19,7 +19,14 @@ import { createRequire, registerHooks, syncBuiltinESMExports } from "node:module
 // Every bwrap command started (the probe and the commands), counted before the tool loads.
 const cp = createRequire(import.meta.url)("node:child_process");
 const spawn = cp.spawn;
+const spawnSync = cp.spawnSync;
 let bwraps = 0;
+// Every \`which\` the runtime ran, by the program it looked for.
+const whiches = [];
+cp.spawnSync = function (file, args, ...rest) {
+  if (file === "which") whiches.push(...args);
+  return spawnSync.call(this, file, args, ...rest);
+};
 cp.spawn = function (file, args, ...rest) {
   if (Array.isArray(args) && args.some((a) => typeof a === "string" && a.includes("bwrap"))) bwraps++;
   return spawn.call(this, file, args, ...rest);
@@ -61,6 +68,23 @@ process.stdout.write(JSON.stringify({ before, prepared, probes, bwraps, isError:
     // The probe ran in prepare; the command then was the only other bwrap command.
     expect(seen).toMatchObject({ before: false, prepared: true, probes: 1, bwraps: 2, isError: false });
     expect(seen.text).toContain("in-sandbox");
+  });
+
+  it("finds bwrap and socat without spawning which: the first command's start runs no child process for them", () => {
+    const seen = run(`
+const handle = shell.openBashTool();
+await handle.prepare(process.env.ROOT);
+const result = await handle.tool.execute({ command: "echo in-sandbox" }, context("c1"));
+handle.dispose();
+await shell.releaseRuntimeIfIdle();
+process.stdout.write(JSON.stringify({ whiches, isError: result.isError, text: text(result) }));
+`);
+    expect(seen).toMatchObject({ isError: false });
+    expect(seen.text).toContain("in-sandbox");
+    // The runtime still looks up ripgrep and the shell itself; bwrap and socat come resolved.
+    expect(seen.whiches).not.toContain("bwrap");
+    expect(seen.whiches).not.toContain("socat");
+    expect(seen.whiches).toContain("rg");
   });
 
   it("reports nothing when the sandbox cannot start, and the command still fails closed", () => {

@@ -21,11 +21,22 @@ export const MAX_SHELL_SOURCE = 256 * 1024;
 
 let warmed: Promise<void> | undefined;
 
-/** Loads the bash grammar now and warms the analysis up (it loads on first use otherwise). */
+/**
+ * Loads the bash grammar now and warms the analysis up (it loads on first use otherwise).
+ * The warm-up runs in a task of its own after the load, so an analysis already waiting
+ * for the grammar (a first shell call that arrived during the load) goes first rather
+ * than behind the warm-up's compilation of the rest of the grammar.
+ */
 export function loadShellParser(): Promise<void> {
-  warmed ??= loadBashParser().then((parser) => {
-    new ShellAnalysis(parser).run(WARM_UP);
-  });
+  warmed ??= loadBashParser().then(
+    (parser) =>
+      new Promise<void>((done) => {
+        setImmediate(() => {
+          new ShellAnalysis(parser).run(WARM_UP);
+          done();
+        });
+      }),
+  );
   warmed.catch(() => {
     warmed = undefined;
   });
