@@ -161,8 +161,24 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
     expect(() => process.kill(upstream[0] as number, 0)).toThrow();
     const session = /session ([0-9a-f-]{36})/.exec(stderr())?.[1];
     expect(session, stderr()).toBeDefined();
+    // Each call's run stops once the call is answered: no closing model turn, and the
+    // run's start record says so, so the replay below asks for no reply the record lacks.
+    const stored = readFileSync(join(dir, ".rein/sessions", readSessionFile(dir, session as string)), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const starts = stored.filter((entry) => entry.type === "journal" && entry.event === "run_start");
+    expect(starts).toHaveLength(4);
+    for (const start of starts) expect(start.stopAfterTools).toBe(true);
+    const replies = stored.flatMap((entry) =>
+      entry.type === "message" && (entry.message as { role: string }).role === "assistant"
+        ? [(entry.message as { content: { type: string }[] }).content.map((block) => block.type)]
+        : [],
+    );
+    expect(replies).toEqual([["toolCall"], ["toolCall"], ["toolCall"], ["toolCall"]]);
     const replay = await rein(["replay", "--json", session as string], dir);
-    expect(replay.code).toBe(0);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(replay.stderr).not.toContain("went on past");
     const lines = replay.stdout
       .trim()
       .split("\n")

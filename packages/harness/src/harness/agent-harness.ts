@@ -41,7 +41,7 @@ import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config
 import { type AgentHarnessOptions, initialLiveConfig, validateOptions } from "./options.js";
 import { resumeStateOf } from "./parked-calls.js";
 import { type Phase, PhaseGate } from "./phase-gate.js";
-import { type PromptInput, promptMessage } from "./prompt-input.js";
+import { checkRunOptions, type PromptInput, promptMessage, type RunOptions } from "./prompt-input.js";
 import { QUEUE_NAMES, QueueLedger } from "./queue-ledger.js";
 import { type RecoveryReport, recoverSession } from "./recovery.js";
 import { type ActiveRun, executeRun, newRun, type RunPort } from "./run.js";
@@ -304,10 +304,12 @@ export class AgentHarness extends ResourceRuns {
    * Runs the agent on a prompt until it stops; resolves with the outcome after `settled`.
    * Rejects with `busy` when not idle, `parked` when the session waits on parked calls,
    * `hook` when a transform hook failed (the session then ends in a closed error message).
+   * `options` (see `RunOptions`) are recorded in the run's `run_start` journal record.
    */
-  async prompt(input: PromptInput): Promise<RunOutcome> {
+  async prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome> {
+    checkRunOptions(options);
     if (this.gate.phase === "idle") refuseWhileParked(this.session, "prompt");
-    return this.startRun("prompt", (run) => executeRun(this.runPort, run, promptMessage(input)));
+    return this.startRun("prompt", (run) => executeRun(this.runPort, run, promptMessage(input)), options);
   }
 
   /**
@@ -319,14 +321,22 @@ export class AgentHarness extends ResourceRuns {
     return this.startRun("resume", this.resumeRun(state));
   }
 
-  protected async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {
+  protected async startRun(
+    name: string,
+    body: (run: ActiveRun) => Promise<RunOutcome>,
+    options?: RunOptions,
+  ): Promise<RunOutcome> {
     this.gate.take("turn", name);
-    const run = newRun();
+    const run = newRun(options);
     this.active = run;
     let outcome: RunOutcome | undefined;
     let failure: unknown;
     try {
-      this.writer.journal({ event: "run_start", runId: run.runId });
+      this.writer.journal(
+        run.stopAfterTools
+          ? { event: "run_start", runId: run.runId, stopAfterTools: true }
+          : { event: "run_start", runId: run.runId },
+      );
       outcome = await body(run);
     } catch (error) {
       failure = error;

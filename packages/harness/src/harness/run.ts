@@ -40,6 +40,7 @@ import type { HookCalls } from "./hook-calls.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
 import { toUserMessage } from "./message-queues.js";
 import { answerParkedCall, parkCall, type ResumeState } from "./parked-calls.js";
+import type { RunOptions } from "./prompt-input.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import type { SessionWriter } from "./session-writer.js";
 import { type DecisionEnvironment, type DecisionOverrides, decideToolCall } from "./tool-decisions.js";
@@ -63,9 +64,11 @@ export interface ActiveRun {
   parked?: ParkedCall[];
   /** Skills active in this run, in activation order: from the next turn on, they narrow its tools. */
   skills: SkillResource[];
+  /** `RunOptions.stopAfterTools`, as recorded in the run's `run_start`. */
+  stopAfterTools: boolean;
 }
 
-export const newRun = (): ActiveRun => ({
+export const newRun = (options: RunOptions = {}): ActiveRun => ({
   runId: shortId(),
   controller: new AbortController(),
   execution: new AbortController(),
@@ -75,6 +78,7 @@ export const newRun = (): ActiveRun => ({
   resolvedPrompt: undefined,
   overflowCompacted: false,
   skills: [],
+  stopAfterTools: options.stopAfterTools === true,
 });
 
 /** What a run needs of its harness. */
@@ -191,6 +195,7 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   const execution = run.execution.signal;
   const config: AgentLoopConfig = {
     runId: run.runId,
+    ...(run.stopAfterTools ? { stopAfterTools: true } : {}),
     streamFn: port.streamFn(),
     signal,
     executionSignal: execution,
