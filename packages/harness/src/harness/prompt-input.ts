@@ -18,8 +18,8 @@ export interface RunOptions {
   stopAfterTools?: boolean;
 }
 
-export function checkRunOptions(options: RunOptions | undefined): void {
-  if (options === undefined) return;
+/** Throws `invalid_argument` naming an unknown option or a bad value; returns nothing to spread. */
+export function checkRunOptions(options: RunOptions): Record<string, never> {
   if (typeof options !== "object" || options === null)
     throw invalidArgument("prompt options: expected an object");
   for (const [key, value] of Object.entries(options)) {
@@ -28,6 +28,7 @@ export function checkRunOptions(options: RunOptions | undefined): void {
     if (value !== undefined && typeof value !== "boolean")
       throw invalidArgument("prompt options: stopAfterTools expects a boolean");
   }
+  return {};
 }
 
 export function promptMessage(input: PromptInput): AgentMessage {

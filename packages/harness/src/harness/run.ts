@@ -27,7 +27,7 @@ import type {
 import type { RetryPolicy } from "../loop/retry.js";
 import { narrowTools } from "../resources/invocation.js";
 import type { SkillResource } from "../resources/resource-types.js";
-import type { AgentMessage } from "../session/entries.js";
+import type { AgentMessage, JournalRecord } from "../session/entries.js";
 import {
   type AnyAgentTool,
   failureText,
@@ -40,7 +40,7 @@ import type { HookCalls } from "./hook-calls.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
 import { toUserMessage } from "./message-queues.js";
 import { answerParkedCall, parkCall, type ResumeState } from "./parked-calls.js";
-import type { RunOptions } from "./prompt-input.js";
+import { checkRunOptions, type RunOptions } from "./prompt-input.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import type { SessionWriter } from "./session-writer.js";
 import { type DecisionEnvironment, type DecisionOverrides, decideToolCall } from "./tool-decisions.js";
@@ -68,7 +68,9 @@ export interface ActiveRun {
   stopAfterTools: boolean;
 }
 
+/** A new run; `options` are checked first (`invalid_argument` naming the bad one). */
 export const newRun = (options: RunOptions = {}): ActiveRun => ({
+  ...checkRunOptions(options),
   runId: shortId(),
   controller: new AbortController(),
   execution: new AbortController(),
@@ -80,6 +82,15 @@ export const newRun = (options: RunOptions = {}): ActiveRun => ({
   skills: [],
   stopAfterTools: options.stopAfterTools === true,
 });
+
+/** A run's `run_start` journal record: its id and the options it runs with. */
+export const runStartRecord = (run: ActiveRun): JournalRecord =>
+  run.stopAfterTools
+    ? { event: "run_start", runId: run.runId, stopAfterTools: true }
+    : { event: "run_start", runId: run.runId };
+
+/** What a run does once started (the harness journals its start and settles it). */
+export type RunBody = (run: ActiveRun) => Promise<RunOutcome>;
 
 /** What a run needs of its harness. */
 export interface RunPort {
