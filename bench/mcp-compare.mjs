@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { interleave } from "./src/stats.mjs";
+import { interleave, median } from "./src/stats.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -62,16 +62,15 @@ export default { model: { script: [] }, plugins: [[mcp, ${JSON.stringify({ serve
 async function stdio(root, nodeArgs = []) {
   const { dir, env, cli } = project(root);
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [...nodeArgs, cli, "mcp", "serve"],
-      cwd: dir,
-      env,
-      stderr: "ignore",
-    }),
-  );
-  return { client, close: () => client.close() };
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...nodeArgs, cli, "mcp", "serve"],
+    cwd: dir,
+    env,
+    stderr: "ignore",
+  });
+  await client.connect(transport);
+  return { client, pid: transport.pid, close: () => client.close() };
 }
 
 async function http(root, nodeArgs = []) {
@@ -97,6 +96,7 @@ async function http(root, nodeArgs = []) {
   );
   return {
     client,
+    pid: child.pid,
     async close() {
       await client.close().catch(() => undefined);
       child.kill("SIGTERM");
@@ -111,6 +111,12 @@ async function callMany(client, name, n) {
     if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
   }
 }
+
+/** CPU time (user + system) of process `pid` in ms, from /proc (Linux): a load-robust measure. */
+const cpuOf = (pid) => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+};
 
 const load = () =>
   os
@@ -139,6 +145,7 @@ await direct.connect(
 );
 const contenders = [{ name: "direct", run: () => callMany(direct, "echo", calls) }];
 const open = [];
+const cpu = {};
 const roots = [["after", repo], ...(values.before ? [["before", path.resolve(values.before)]] : [])];
 for (const [label, root] of roots) {
   for (const [transport, start] of [
@@ -147,9 +154,15 @@ for (const [label, root] of roots) {
   ]) {
     const served = await start(root);
     open.push(served);
+    const name = `${transport} ${label}`;
+    cpu[name] = [];
     contenders.push({
-      name: `${transport} ${label}`,
-      run: () => callMany(served.client, "mcp__every__echo", calls),
+      name,
+      run: async () => {
+        const before = cpuOf(served.pid);
+        await callMany(served.client, "mcp__every__echo", calls);
+        cpu[name].push((cpuOf(served.pid) - before) / calls);
+      },
     });
   }
 }
@@ -165,6 +178,8 @@ try {
       const before = per(`${transport} before`) - per("direct");
       line += `, before ${per(`${transport} before`).toFixed(3)} (+${before.toFixed(3)}), overhead after/before ${(after / before).toFixed(2)}`;
     }
+    const cpuLine = (label) => median(cpu[`${transport} ${label}`].slice(1)).toFixed(3);
+    line += `; server CPU/call after ${cpuLine("after")} ms${values.before ? `, before ${cpuLine("before")} ms` : ""}`;
     console.log(line);
   }
 } finally {
