@@ -161,8 +161,24 @@ describe("rein mcp serve", { timeout: 90_000 }, () => {
     expect(() => process.kill(upstream[0] as number, 0)).toThrow();
     const session = /session ([0-9a-f-]{36})/.exec(stderr())?.[1];
     expect(session, stderr()).toBeDefined();
+    // Each call's run stops once the call is answered: no closing model turn, and the
+    // run's start record says so, so the replay below asks for no reply the record lacks.
+    const stored = readFileSync(join(dir, ".rein/sessions", readSessionFile(dir, session as string)), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const starts = stored.filter((entry) => entry.type === "journal" && entry.event === "run_start");
+    expect(starts).toHaveLength(4);
+    for (const start of starts) expect(start.stopAfterTools).toBe(true);
+    const replies = stored.flatMap((entry) =>
+      entry.type === "message" && (entry.message as { role: string }).role === "assistant"
+        ? [(entry.message as { content: { type: string }[] }).content.map((block) => block.type)]
+        : [],
+    );
+    expect(replies).toEqual([["toolCall"], ["toolCall"], ["toolCall"], ["toolCall"]]);
     const replay = await rein(["replay", "--json", session as string], dir);
-    expect(replay.code).toBe(0);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(replay.stderr).not.toContain("went on past");
     const lines = replay.stdout
       .trim()
       .split("\n")
@@ -505,6 +521,65 @@ export default defineConfig({
       }
     },
   );
+
+  it("answers a 2025-era session's tools/call as one JSON body with its length (no SSE stream), redacted", async () => {
+    const dir = newProject();
+    const http = await startHttp(dir);
+    try {
+      const post = (body: unknown, session?: string) =>
+        fetch(http.url, {
+          method: "POST",
+          body: JSON.stringify(body),
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            authorization: "Bearer test-token-123",
+            "mcp-protocol-version": "2025-11-25",
+            ...(session ? { "mcp-session-id": session } : {}),
+          },
+        });
+      const init = await post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      });
+      expect(init.status).toBe(200);
+      const session = init.headers.get("mcp-session-id") as string;
+      expect(session).toBeTruthy();
+      await init.text();
+      const initialized = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
+      expect(initialized.status).toBe(202);
+      await initialized.text();
+      const call = await post(
+        {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "read", arguments: { path: "creds.txt" } },
+        },
+        session,
+      );
+      expect(call.status).toBe(200);
+      expect(call.headers.get("content-type")).toMatch(/^application\/json/);
+      const text = await call.text();
+      expect(call.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+      const answer = JSON.parse(text) as {
+        id: number;
+        result: { content: { text: string }[]; isError: boolean };
+      };
+      expect(answer.id).toBe(2);
+      expect(answer.result.isError).toBe(false);
+      expect(answer.result.content[0]?.text).toContain("[redacted:github-token]");
+      expect(text).not.toContain(TOKEN);
+    } finally {
+      expect(await http.stop()).toBe(0);
+    }
+  });
 
   it("checks Origin before anything else: foreign origins get 403, loopback and listed ones pass", async () => {
     const dir = newProject();

@@ -48,7 +48,7 @@ export {
 export type { CompactionDetails, CompactionOutcome } from "./harness/compaction-run.js";
 export type { DefaultToolVerdict, SystemPromptInput, SystemPromptSource } from "./harness/live-config.js";
 export type { QueueContents, QueueMode, QueueModes } from "./harness/message-queues.js";
-export type { PromptInput } from "./harness/prompt-input.js";
+export type { PromptInput, RunOptions } from "./harness/prompt-input.js";
 export type { RecoveredToolCall, RecoveryReport } from "./harness/recovery.js";
 export {
   type DecideOptions,

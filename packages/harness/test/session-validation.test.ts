@@ -131,6 +131,7 @@ const BAD: [string, Record<string, unknown>][] = [
       message: withField(userMessage, { content: [null] }),
     }),
   ],
+  ["run_start with stopAfterTools false", journal({ event: "run_start", runId: "r", stopAfterTools: false })],
   [
     "pending_write of a message",
     journal({ event: "pending_write", pendingId: "p", input: message(userMessage) }),

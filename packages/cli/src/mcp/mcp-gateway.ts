@@ -7,6 +7,10 @@
  *   client's tool call, so it passes `toolCall`, `toolGate`, `permissionAsk`,
  *   the tool, `toolResult` (redaction), events (audit, guard budgets) and is
  *   recorded in the session like any run; `rein replay` re-decides it later.
+ * - The run stops once the call is answered (`stopAfterTools`, recorded in its
+ *   `run_start`): the model is not asked to read the result. A turn a plugin adds
+ *   (a queued follow-up, a `beforeStop` continuation) still runs and gets the
+ *   stand-in's closing text.
  * - The stand-in model is sent only the last message, so a call costs the same
  *   however many calls the session already holds.
  * - Calls run one at a time, in arrival order (the harness runs one run at a
@@ -120,7 +124,7 @@ export class ToolGateway {
     return offered;
   }
 
-  /** The stand-in model's reply: the pending call first, then an empty closing answer. */
+  /** The stand-in model's reply: the pending call first, then a closing text (turns plugins add). */
   private reply = (request: ScriptRequest): ScriptReply => {
     const last = request.context.messages.at(-1);
     const call = this.current;
@@ -152,7 +156,9 @@ export class ToolGateway {
     const onAbort = () => this.harness.abort("cancelled by the MCP client");
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      const outcome = await this.harness.prompt(`MCP client: tools/call ${name}`);
+      // The run ends once the call is answered: the stand-in's closing turn would cost a
+      // model turn per call for nothing (recorded in run_start, so `rein replay` does the same).
+      const outcome = await this.harness.prompt(`MCP client: tools/call ${name}`, { stopAfterTools: true });
       const id = this.current.id;
       const recorded = outcome.messages.find(
         (message): message is RecordedToolResult =>

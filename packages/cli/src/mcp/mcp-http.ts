@@ -16,7 +16,8 @@
  * Listens on 127.0.0.1 only. A 2026-07-28 request (its `_meta` envelope) is served
  * by the SDK's per-request handler; a 2025-era client gets one MCP session per
  * `initialize` (its own server object), so it keeps its standalone stream for
- * `list_changed`. Every server object shares the one tool gateway.
+ * `list_changed`. Every server object shares the one tool gateway. Answers to
+ * requests are single JSON bodies in both eras (nothing is streamed mid-call).
  */
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -97,14 +98,27 @@ function webRequest(req: IncomingMessage, body: Buffer | undefined, signal: Abor
   });
 }
 
-/** Writes a web Response to Node's, streaming its body (SSE) until either side ends. */
+/**
+ * Writes a web Response to Node's. A JSON answer (every call's, see `enableJsonResponse`)
+ * goes out whole, headers and body in one write with its length; an SSE body is streamed
+ * until either side ends.
+ */
 async function writeResponse(res: ServerResponse, response: Response, extra: Record<string, string>) {
   const headers: Record<string, string> = { ...extra };
   response.headers.forEach((value, key) => {
     headers[key] = value;
   });
+  if (!response.body) {
+    res.writeHead(response.status, headers);
+    return void res.end();
+  }
+  if (!(headers["content-type"] ?? "").startsWith("text/event-stream")) {
+    const body = Buffer.from(await response.arrayBuffer());
+    headers["content-length"] = String(body.length);
+    res.writeHead(response.status, headers);
+    return void res.end(body);
+  }
   res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
   const reader = response.body.getReader();
   res.on("close", () => void reader.cancel().catch(() => undefined));
   for (;;) {
@@ -188,6 +202,10 @@ export async function serveHttp(options: HttpOptions): Promise<HttpListener> {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: MAX_BODY,
+      // A call's answer as one JSON body, not an SSE stream of one event: nothing is sent
+      // mid-call (no progress, no server-to-client request), and list_changed goes on the
+      // session's standalone GET stream either way. One socket write per answer, not three.
+      enableJsonResponse: true,
       onsessioninitialized: (id) => {
         sessions.set(id, transport);
       },

@@ -62,6 +62,8 @@ export interface RecordedRun {
   status?: JournalRunStatus;
   /** The skill a person invoked to start the run (`/name args`): replayed with `skill()`, so it narrows again. */
   skill?: { name: string; args: string[] };
+  /** The run was started with `stopAfterTools` (its `run_start` says so): replayed with it. */
+  stopAfterTools?: true;
 }
 
 export interface RecordedSession {
@@ -178,11 +180,16 @@ export function readRecorded(session: Session): RecordedSession {
       replyCalls.push(call);
     }
   }
-  // A run's end is journaled with the leaf at that moment: the run's last entry.
+  // A run's end is journaled with the leaf at that moment: the run's last entry. Its
+  // start (same runId) carries the options it ran with.
+  const stoppingAfterTools = new Set<string>();
   for (const record of session.journal()) {
+    if (record.event === "run_start" && record.stopAfterTools === true) stoppingAfterTools.add(record.runId);
     if (record.event !== "run_end" || record.parentId === null) continue;
     const run = runOf.get(record.parentId);
-    if (run) run.status = record.status;
+    if (!run) continue;
+    run.status = record.status;
+    if (stoppingAfterTools.has(record.runId)) run.stopAfterTools = true;
   }
   return { calls, runs, grants };
 }

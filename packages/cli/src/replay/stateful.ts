@@ -225,7 +225,11 @@ export async function replayWithState(
       for (const message of run.nextTurn) harness.nextTurn(structuredClone(message));
       const skill =
         run.skill && harness.skills.some((s) => s.name === run.skill?.name) ? run.skill : undefined;
-      await (skill ? harness.skill(skill.name, skill.args) : harness.prompt(structuredClone(run.prompt)));
+      // A run that stopped after its tools (rein mcp serve) replays so: no request for a closing reply.
+      const options = run.stopAfterTools ? { stopAfterTools: true } : undefined;
+      await (skill
+        ? harness.skill(skill.name, skill.args)
+        : harness.prompt(structuredClone(run.prompt), options));
       await harness.waitForIdle();
       // Injections a shorter replayed run never took must not leak into the next run.
       if (harness.queued("steer") + harness.queued("followUp") > 0)

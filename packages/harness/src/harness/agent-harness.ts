@@ -41,10 +41,10 @@ import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config
 import { type AgentHarnessOptions, initialLiveConfig, validateOptions } from "./options.js";
 import { resumeStateOf } from "./parked-calls.js";
 import { type Phase, PhaseGate } from "./phase-gate.js";
-import { type PromptInput, promptMessage } from "./prompt-input.js";
+import { type PromptInput, promptMessage, type RunOptions } from "./prompt-input.js";
 import { QUEUE_NAMES, QueueLedger } from "./queue-ledger.js";
 import { type RecoveryReport, recoverSession } from "./recovery.js";
-import { type ActiveRun, executeRun, newRun, type RunPort } from "./run.js";
+import { type ActiveRun, executeRun, newRun, type RunBody, type RunPort, runStartRecord } from "./run.js";
 import { SessionWriter } from "./session-writer.js";
 import type { DecisionEnvironment, DecisionOverrides } from "./tool-decisions.js";
 import { checkTarget, type NavigateOptions, type NavigateOutcome, runNavigation } from "./tree-navigation.js";
@@ -301,13 +301,13 @@ export class AgentHarness extends ResourceRuns {
   // ---- runs and structural operations ----
 
   /**
-   * Runs the agent on a prompt until it stops; resolves with the outcome after `settled`.
-   * Rejects with `busy` when not idle, `parked` when the session waits on parked calls,
-   * `hook` when a transform hook failed (the session then ends in a closed error message).
+   * Runs the agent on a prompt until it stops (`options`: `RunOptions`, recorded in its `run_start`);
+   * resolves with the outcome after `settled`. Rejects with `busy` when not idle, `parked` when the
+   * session waits on parked calls, `hook` when a transform hook failed (the session ends in an error message).
    */
-  async prompt(input: PromptInput): Promise<RunOutcome> {
+  async prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome> {
     if (this.gate.phase === "idle") refuseWhileParked(this.session, "prompt");
-    return this.startRun("prompt", (run) => executeRun(this.runPort, run, promptMessage(input)));
+    return this.startRun("prompt", (run) => executeRun(this.runPort, run, promptMessage(input)), options);
   }
 
   /**
@@ -319,14 +319,14 @@ export class AgentHarness extends ResourceRuns {
     return this.startRun("resume", this.resumeRun(state));
   }
 
-  protected async startRun(name: string, body: (run: ActiveRun) => Promise<RunOutcome>): Promise<RunOutcome> {
+  protected async startRun(name: string, body: RunBody, options?: RunOptions): Promise<RunOutcome> {
+    const run = newRun(options); // checks the options before the phase is taken
     this.gate.take("turn", name);
-    const run = newRun();
     this.active = run;
     let outcome: RunOutcome | undefined;
     let failure: unknown;
     try {
-      this.writer.journal({ event: "run_start", runId: run.runId });
+      this.writer.journal(runStartRecord(run));
       outcome = await body(run);
     } catch (error) {
       failure = error;

@@ -27,7 +27,7 @@ import type {
 import type { RetryPolicy } from "../loop/retry.js";
 import { narrowTools } from "../resources/invocation.js";
 import type { SkillResource } from "../resources/resource-types.js";
-import type { AgentMessage } from "../session/entries.js";
+import type { AgentMessage, JournalRecord } from "../session/entries.js";
 import {
   type AnyAgentTool,
   failureText,
@@ -40,6 +40,7 @@ import type { HookCalls } from "./hook-calls.js";
 import { activeTools, type LiveConfig, resolveSystemPrompt } from "./live-config.js";
 import { toUserMessage } from "./message-queues.js";
 import { answerParkedCall, parkCall, type ResumeState } from "./parked-calls.js";
+import { checkRunOptions, type RunOptions } from "./prompt-input.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import type { SessionWriter } from "./session-writer.js";
 import { type DecisionEnvironment, type DecisionOverrides, decideToolCall } from "./tool-decisions.js";
@@ -63,9 +64,13 @@ export interface ActiveRun {
   parked?: ParkedCall[];
   /** Skills active in this run, in activation order: from the next turn on, they narrow its tools. */
   skills: SkillResource[];
+  /** `RunOptions.stopAfterTools`, as recorded in the run's `run_start`. */
+  stopAfterTools: boolean;
 }
 
-export const newRun = (): ActiveRun => ({
+/** A new run; `options` are checked first (`invalid_argument` naming the bad one). */
+export const newRun = (options: RunOptions = {}): ActiveRun => ({
+  ...checkRunOptions(options),
   runId: shortId(),
   controller: new AbortController(),
   execution: new AbortController(),
@@ -75,7 +80,17 @@ export const newRun = (): ActiveRun => ({
   resolvedPrompt: undefined,
   overflowCompacted: false,
   skills: [],
+  stopAfterTools: options.stopAfterTools === true,
 });
+
+/** A run's `run_start` journal record: its id and the options it runs with. */
+export const runStartRecord = (run: ActiveRun): JournalRecord =>
+  run.stopAfterTools
+    ? { event: "run_start", runId: run.runId, stopAfterTools: true }
+    : { event: "run_start", runId: run.runId };
+
+/** What a run does once started (the harness journals its start and settles it). */
+export type RunBody = (run: ActiveRun) => Promise<RunOutcome>;
 
 /** What a run needs of its harness. */
 export interface RunPort {
@@ -191,6 +206,7 @@ function loopConfig(port: RunPort, run: ActiveRun): AgentLoopConfig {
   const execution = run.execution.signal;
   const config: AgentLoopConfig = {
     runId: run.runId,
+    ...(run.stopAfterTools ? { stopAfterTools: true } : {}),
     streamFn: port.streamFn(),
     signal,
     executionSignal: execution,

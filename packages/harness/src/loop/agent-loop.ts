@@ -124,7 +124,8 @@ export async function runAgentLoop(prompts: AgentMessage[], given: AgentLoopConf
           driver,
         );
         resuming = undefined;
-        hasToolResults = tools.results.length > 0;
+        // With stopAfterTools the results are the run's answer: no request for the model to read them.
+        hasToolResults = tools.results.length > 0 && config.stopAfterTools !== true;
         if (tools.failure !== undefined) {
           await emitMessage(emit, failureMessage(turn, describeError(tools.failure)));
           await closeTurn(emit, runId, turnOpen, last, tools.results);

@@ -154,6 +154,12 @@ export interface AgentLoopConfig extends LoopHooks {
    * assistant message's tool calls named in `openCallIds` (the others have results).
    */
   resume?: { message: AssistantMessage; openCallIds: readonly string[] };
+  /**
+   * A turn whose tool calls were all answered does not lead to another request:
+   * the run goes on as if the model had stopped (steering, follow-ups and
+   * `beforeStop` still apply). See `RunOptions.stopAfterTools`.
+   */
+  stopAfterTools?: boolean;
 }
 
 export interface LoopResult {

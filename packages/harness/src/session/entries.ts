@@ -187,7 +187,8 @@ export type JournalQueue = "steer" | "followUp" | "nextTurn";
  * accepted messages and writes durable before they are committed.
  */
 export type JournalRecord =
-  | { event: "run_start"; runId: string }
+  /** `stopAfterTools`: the run was started with `RunOptions.stopAfterTools` (absent: false). */
+  | { event: "run_start"; runId: string; stopAfterTools?: true }
   | { event: "run_end"; runId: string; status: JournalRunStatus }
   | { event: "turn_start"; runId: string; turnId: string }
   | { event: "turn_end"; runId: string; turnId: string }

@@ -52,7 +52,11 @@ function requireQueue(entry: Fields): string | undefined {
  * some) and ignored by recovery; a known one must carry its fields.
  */
 const JOURNAL_CHECKS: Record<string, (entry: Fields) => string | undefined> = {
-  run_start: (entry) => requireString(entry, "runId"),
+  run_start: (entry) =>
+    requireString(entry, "runId") ??
+    (entry.stopAfterTools === undefined || entry.stopAfterTools === true
+      ? undefined
+      : `expected "stopAfterTools" to be true or absent, got ${show(entry.stopAfterTools)}`),
   run_end: (entry) =>
     requireString(entry, "runId") ??
     (typeof entry.status === "string" && RUN_STATUSES.has(entry.status)
