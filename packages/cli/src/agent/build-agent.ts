@@ -33,6 +33,8 @@ import { type SessionBackendPort, sessionBackend, sessionDir } from "./session-b
 
 export interface AgentOptions {
   cwd: string;
+  /** Where the config is found from, when not `cwd` (a hook pinned to its project, hook/pinned-project.ts). */
+  configCwd?: string;
   configPath?: string | undefined;
   /** Resume this session (id or unique prefix). */
   sessionId?: string | undefined;
@@ -91,7 +93,11 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
 }
 
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
-  const loaded = await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags });
+  const loaded = await loadConfig({
+    cwd: options.configCwd ?? options.cwd,
+    configPath: options.configPath,
+    flags: options.flags,
+  });
   const model = await resolveAgentModel(loaded, options);
   const plugins = await resolvePlugins(loaded);
   options.check?.(loaded, plugins);
