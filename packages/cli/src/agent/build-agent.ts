@@ -15,6 +15,7 @@ import {
   type StreamFunction,
 } from "@rein/harness";
 import { loadPlugins, type PluginHost, protectedFiles, type ReinConfig, type ScriptStep } from "@rein/sdk";
+import { reinCacheRoot } from "../compile-cache.js";
 import { pluginLoadError } from "../config/entry-location.js";
 import { userConfigDir } from "../config/layers.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
@@ -161,6 +162,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       ...Object.values(loaded.files),
       // The user's config dir: the grant key and the trust records live there.
       userConfigDir(),
+      // Rein's caches: transpiled plugins and V8's code cache of what runs unsandboxed at the next start.
+      reinCacheRoot(),
       ...loaded.layers.map((layer) => layer.file),
       ...plugins.map((p) => p.file),
       // Every module of the project the trust record holds: plugins and all they import.
