@@ -32,11 +32,15 @@ export type CompileCacheOutcome =
       dir?: string;
     };
 
+/** Rein's cache root: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein`, else `~/.cache/rein`. */
+export function reinCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.REIN_CACHE_DIR) return env.REIN_CACHE_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "rein");
+}
+
 /** The folder Rein gives Node for its compile cache, from the environment. */
 export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.REIN_CACHE_DIR) return join(env.REIN_CACHE_DIR, "node-compile-cache");
-  const base = env.XDG_CACHE_HOME || join(homedir(), ".cache");
-  return join(base, "rein", "node-compile-cache");
+  return join(reinCacheRoot(env), "node-compile-cache");
 }
 
 /** `mkdir -p` one level at a time, never `{ recursive: true }` (the /proc loop above); throws on the first failure. */

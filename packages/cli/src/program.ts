@@ -354,6 +354,10 @@ export function buildProgram(
         "--on-failure <what>",
         "block (default): a hook that cannot decide blocks; continue: it leaves the call to the agent",
       )
+      .option(
+        "--project <dir>",
+        "the project whose stack decides even when the agent's cwd leaves it (rein hook install writes it)",
+      )
       .action((options) =>
         run(async (g) => (await import("./commands/hook.js")).hookCommand(agent, options, g)),
       );

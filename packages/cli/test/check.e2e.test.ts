@@ -128,7 +128,7 @@ describe("rein check", { timeout: 120_000 }, () => {
       text.stdout.indexOf("\ntoolGate\n"),
       text.stdout.indexOf("\npermissionAsk\n"),
     );
-    expect(gate.split("\n").slice(3, 7)).toEqual([
+    expect(gate.split("\n").slice(3, 8)).toEqual([
       expect.stringMatching(/^ {2}first:no-push\s+deny\s+pushes are reviewed$/),
       expect.stringMatching(
         /^ {2}second:bash-ok\s+allow\s+\(after the deny: not consulted, would have said allow\) bash is fine here$/,
@@ -136,7 +136,10 @@ describe("rein check", { timeout: 120_000 }, () => {
       expect.stringMatching(
         /^ {2}policy\s+no opinion \(after the deny: not consulted, would have had no opinion\)$/,
       ),
-      "  not consulted: second, policy (a deny stops the remaining taps; they were asked here only to show their answers)",
+      expect.stringMatching(
+        /^ {2}permissions\s+no opinion \(after the deny: not consulted, would have had no opinion\)$/,
+      ),
+      "  not consulted: second, policy, permissions (a deny stops the remaining taps; they were asked here only to show their answers)",
     ]);
     expect(text.stdout).toMatch(/\nDENY by first:no-push: pushes are reviewed\n$/);
 
@@ -152,9 +155,11 @@ describe("rein check", { timeout: 120_000 }, () => {
         consulted: false,
       },
       { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
+      // @rein/plugin-permissions' gate: writes to instruction files (none here).
+      { hook: "toolGate", by: "permissions", answer: "no opinion", consulted: false },
     ]);
     expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
-    expect(report.notConsulted).toEqual(["second", "policy"]);
+    expect(report.notConsulted).toEqual(["second", "policy", "permissions"]);
   });
 
   it("with the allowing plugin first, the trail shows both, and the deny still wins", async () => {
@@ -169,9 +174,11 @@ describe("rein check", { timeout: 120_000 }, () => {
       { hook: "toolGate", by: "second:bash-ok", answer: "allow", reason: "bash is fine here" },
       { hook: "toolGate", by: "first:no-push", answer: "deny", reason: "pushes are reviewed" },
       { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
+      // @rein/plugin-permissions' gate: writes to instruction files (none here).
+      { hook: "toolGate", by: "permissions", answer: "no opinion", consulted: false },
     ]);
     expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
-    expect(report.notConsulted).toEqual(["policy"]);
+    expect(report.notConsulted).toEqual(["policy", "permissions"]);
   });
 
   it("a tap after the deny that throws is shown as an error that did not count; the deny decides, exit 1", async () => {
@@ -201,9 +208,11 @@ describe("rein check", { timeout: 120_000 }, () => {
         consulted: false,
       },
       { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
+      // @rein/plugin-permissions' gate: writes to instruction files (none here).
+      { hook: "toolGate", by: "permissions", answer: "no opinion", consulted: false },
     ]);
     expect(report).toMatchObject({ decision: "deny", by: "first:no-push", exitCode: 1 });
-    expect(report.notConsulted).toEqual(["crash", "second", "policy"]);
+    expect(report.notConsulted).toEqual(["crash", "second", "policy", "permissions"]);
     expect(result.stderr).toBe("");
   });
 
@@ -211,12 +220,12 @@ describe("rein check", { timeout: 120_000 }, () => {
     const text = await rein(["check", "write", "--arg", "path=src/x.ts"], dir);
     expect(text.code).toBe(1);
     expect(text.stdout).toContain(
-      "toolGate\n  not consulted: @rein/tools-shell, first, second, policy (the call was refused before the gate)\n",
+      "toolGate\n  not consulted: @rein/tools-shell, first, second, policy, permissions (the call was refused before the gate)\n",
     );
     expect(text.stdout).toMatch(/\nDENY by harness: invalid arguments\n$/);
     const report = json((await rein(["check", "write", "--arg", "path=src/x.ts", "--json"], dir)).stdout);
     expect(gateSteps(report)).toEqual([]);
-    expect(report.notConsulted).toEqual(["@rein/tools-shell", "first", "second", "policy"]);
+    expect(report.notConsulted).toEqual(["@rein/tools-shell", "first", "second", "policy", "permissions"]);
   });
 
   it("shows a rewrite with its author, and the gates deciding on the rewritten command", async () => {
@@ -269,6 +278,7 @@ describe("rein check", { timeout: 120_000 }, () => {
         { hook: "toolGate", by: "first", answer: "no opinion" },
         { hook: "toolGate", by: "second", answer: "no opinion" },
         { hook: "toolGate", by: "policy:env", answer: "ask", reason },
+        { hook: "toolGate", by: "permissions", answer: "no opinion" },
       ],
       notConsulted: [],
       facts: {
@@ -317,8 +327,9 @@ describe("rein check", { timeout: 120_000 }, () => {
           consulted: false,
         },
         { hook: "toolGate", by: "policy", answer: "no opinion", consulted: false },
+        { hook: "toolGate", by: "permissions", answer: "no opinion", consulted: false },
       ],
-      notConsulted: ["second", "policy"],
+      notConsulted: ["second", "policy", "permissions"],
       ask: null,
       exitCode: 1,
     });

@@ -37,7 +37,9 @@ describe("rein hook install claude-code", () => {
     expect(after.hooks.PreToolUse[0]).toEqual(OTHER_HOOK);
     const ours = after.hooks.PreToolUse[1].hooks[0];
     expect(ours).toMatchObject({ type: "command", timeout: 30, onFailure: "block" });
-    expect(ours.command).toMatch(/--liftoff-only .*bin\/rein-hook\.js hook claude-code$/);
+    // Pinned to the project: a cd out of it does not take its rules off (hook/pinned-project.ts).
+    expect(ours.command).toMatch(/--liftoff-only .*bin\/rein-hook\.js hook claude-code --project \S+$/);
+    expect(ours.command.endsWith(` --project ${dir}`)).toBe(true);
     expect(Object.keys(after.hooks).sort()).toEqual(
       ["PermissionRequest", "PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"].sort(),
     );
@@ -64,6 +66,9 @@ describe("rein hook install claude-code", () => {
     expect(installed.code, installed.stderr).toBe(0);
     expect(existsSync(join(home, "settings.json"))).toBe(true);
     expect(existsSync(join(dir, ".claude"))).toBe(false);
+    // One user's settings serve every project: no pin written, Claude Code's $CLAUDE_PROJECT_DIR pins it.
+    const written = JSON.parse(readFileSync(join(home, "settings.json"), "utf8"));
+    expect(written.hooks.PreToolUse[0].hooks[0].command).not.toContain("--project");
   });
 });
 
@@ -94,7 +99,9 @@ command = "./check-patch.sh"
     };
     expect(parsed.model).toBe("gpt-5");
     expect(parsed.hooks.PreToolUse?.[0]?.hooks[0]?.command).toBe("./check-patch.sh");
-    expect(parsed.hooks.PreToolUse?.[1]?.hooks[0]?.command).toMatch(/bin\/rein-hook\.js hook codex$/);
+    expect(parsed.hooks.PreToolUse?.[1]?.hooks[0]?.command).toMatch(
+      /bin\/rein-hook\.js hook codex --project \S+$/,
+    );
     expect(parsed.hooks.Stop?.[0]?.hooks[0]).toMatchObject({ type: "command", timeout: 30 });
     const removed = await rein(["hook", "install", "codex", "--uninstall"], dir);
     expect(removed.code, removed.stderr).toBe(0);

@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -297,9 +298,14 @@ describe("the transpile cache", () => {
     const cached = readdirSync(folder).filter((name) => name.includes("cached"));
     expect(cached).toHaveLength(1);
     const cachedFile = join(folder, cached[0] as string);
-    // Tamper with the cached output (keeping its source hash): a hit runs it, a re-transpile would not.
+    // A hit reads the entry and writes nothing (a transform would rewrite it).
+    const written = statSync(cachedFile).mtimeMs;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await load(file)).origin).toBe("transpiled");
+    expect(statSync(cachedFile).mtimeMs).toBe(written);
+    // A tampered entry (its MAC no longer holds) is never run: transpiled again (security/transpile-cache.test.ts).
     writeFileSync(cachedFile, readFileSync(cachedFile, "utf8").replace('"transpiled"', '"from the cache"'));
-    expect((await load(file)).origin).toBe("from the cache");
+    expect((await load(file)).origin).toBe("transpiled");
     write("cached.ts", 'export const origin: string = "edited";\n');
     expect((await load(file)).origin).toBe("edited");
   });

@@ -15,6 +15,7 @@ import {
   type StreamFunction,
 } from "@rein/harness";
 import { loadPlugins, type PluginHost, protectedFiles, type ReinConfig, type ScriptStep } from "@rein/sdk";
+import { reinCacheRoot } from "../compile-cache.js";
 import { pluginLoadError } from "../config/entry-location.js";
 import { userConfigDir } from "../config/layers.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
@@ -33,6 +34,8 @@ import { type SessionBackendPort, sessionBackend, sessionDir } from "./session-b
 
 export interface AgentOptions {
   cwd: string;
+  /** Where the config is found from, when not `cwd` (a hook pinned to its project, hook/pinned-project.ts). */
+  configCwd?: string;
   configPath?: string | undefined;
   /** Resume this session (id or unique prefix). */
   sessionId?: string | undefined;
@@ -112,7 +115,11 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const { shared } = options;
   const loaded =
     shared?.loaded ??
-    (await loadConfig({ cwd: options.cwd, configPath: options.configPath, flags: options.flags }));
+    (await loadConfig({
+      cwd: options.configCwd ?? options.cwd,
+      configPath: options.configPath,
+      flags: options.flags,
+    }));
   // A shared model's request options are copied: the harness may change its own.
   const model: ResolvedModel = shared?.model
     ? { ...shared.model, requestOptions: { ...shared.model.requestOptions } }
@@ -177,6 +184,8 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       ...Object.values(loaded.files),
       // The user's config dir: the grant key and the trust records live there.
       userConfigDir(),
+      // Rein's caches: transpiled plugins and V8's code cache of what runs unsandboxed at the next start.
+      reinCacheRoot(),
       ...loaded.layers.map((layer) => layer.file),
       ...plugins.map((p) => p.file),
       // Every module of the project the trust record holds: plugins and all they import.

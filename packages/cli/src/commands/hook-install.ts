@@ -7,7 +7,9 @@
  *
  * The command written is this very `rein` (its Node and script, absolute), so
  * the hook runs the same Rein whatever the agent's PATH; `--command` sets
- * another (`rein` when it is installed globally).
+ * another (`rein` when it is installed globally). In a project's settings it
+ * ends with `--project <the project>` (hook/pinned-project.ts), so the project's
+ * stack decides even when the agent's working directory leaves the project.
  */
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -103,11 +105,14 @@ export async function hookInstallCommand(
     term.err.write(`${file}: removed ${removed} Rein hook entr${removed === 1 ? "y" : "ies"}\n`);
     return ExitCode.ok;
   }
-  const command = options.command ?? reinCommand(agent);
-  if (!isReinCommand(command))
+  const given = options.command ?? reinCommand(agent);
+  if (!isReinCommand(given))
     throw usageError(
-      `--command ${JSON.stringify(command)}: it must run "rein hook ${agent}" (that is how --uninstall finds it)`,
+      `--command ${JSON.stringify(given)}: it must run "rein hook ${agent}" (that is how --uninstall finds it)`,
     );
+  // A project's hook is pinned to it: a `cd` out of the project does not take its rules off.
+  const command =
+    scope === "project" && !/\s--project[\s=]/.test(given) ? `${given} --project ${quote(project)}` : given;
   const entries = hookEntries(agent, command, timeout);
   const { kept } = toml ? installToml(file, entries) : installJson(file, entries);
   term.err.write(

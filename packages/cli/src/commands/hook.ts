@@ -1,7 +1,8 @@
 /**
  * `rein hook <agent>`: the command hook an agent (Claude Code, Codex, Gemini
  * CLI) runs on each event, with the event's JSON on stdin. It builds the
- * project's Rein stack (the config found from the agent's working directory),
+ * project's Rein stack (the config found from the agent's working directory,
+ * or the pinned project's when that directory left it: hook/pinned-project.ts),
  * decides, records the decision in the Rein session of the agent's session,
  * and answers in the agent's protocol (src/hook/).
  *
@@ -18,6 +19,7 @@ import { handleEvent, prepareHarness } from "../hook/handle-event.js";
 import type { AuditWriter } from "../hook/hook-audit.js";
 import { type HookInput, parseHookInput } from "../hook/hook-input.js";
 import { agentName, auditFor, onFailureOf, timeoutOf } from "../hook/hook-options.js";
+import { configSearchDir, pinnedProject } from "../hook/pinned-project.js";
 import { readStdin } from "../hook/read-stdin.js";
 
 export interface HookOptions {
@@ -25,6 +27,8 @@ export interface HookOptions {
   timeout?: string;
   /** `block` (default) or `continue`: what a hook that cannot decide does. */
   onFailure?: string;
+  /** The project whose stack decides wherever the agent's cwd is (hook/pinned-project.ts). */
+  project?: string;
 }
 
 /** The options of one `rein hook <agent>` command line, checked (a bad one throws a usage error). */
@@ -32,11 +36,19 @@ export interface HookSettings {
   agent: AgentName;
   timeoutMs: number;
   onFailure: OnFailure;
+  /** The pinned project (absolute), or undefined: the event's cwd finds the config. */
+  project: string | undefined;
 }
 
-export function hookSettings(agentArg: string, options: HookOptions): HookSettings {
+export function hookSettings(
+  agentArg: string,
+  options: HookOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): HookSettings {
   const onFailure = onFailureOf(options.onFailure);
-  return { onFailure, agent: agentName(agentArg), timeoutMs: timeoutOf(options.timeout, 20_000) };
+  const agent = agentName(agentArg);
+  const timeoutMs = timeoutOf(options.timeout, 20_000);
+  return { onFailure, agent, timeoutMs, project: pinnedProject(agent, options.project, env) };
 }
 
 /** The answer to a failure before or around the decision: the reason (and hint), fail closed. */
@@ -67,9 +79,23 @@ export async function decideOnStack(
   }
 }
 
-/** The stack a hook decides with: the config found from the event's working directory. */
-export async function buildHookStack(cwd: string, globals: GlobalOptions): Promise<Agent> {
-  const built = await buildAgent({ cwd, configPath: globals.config, ephemeral: true, modelOptional: true });
+/**
+ * The stack a hook decides with: the config found from the event's working
+ * directory, or from the pinned project when that directory left it (paths are
+ * still resolved against the event's directory: it is the harness's cwd).
+ */
+export async function buildHookStack(
+  cwd: string,
+  globals: GlobalOptions,
+  project: string | undefined,
+): Promise<Agent> {
+  const built = await buildAgent({
+    cwd,
+    configCwd: configSearchDir(project, cwd),
+    configPath: globals.config,
+    ephemeral: true,
+    modelOptional: true,
+  });
   try {
     prepareHarness(built.harness);
   } catch (error) {
@@ -103,7 +129,7 @@ export async function hookCommand(
     onFailure = onFailureOf(options.onFailure);
     const settings = hookSettings(agentArg, options);
     input = parseHookInput(settings.agent, await readStdin(settings.timeoutMs));
-    const built = await buildHookStack(input.cwd || globals.cwd, globals);
+    const built = await buildHookStack(input.cwd || globals.cwd, globals, settings.project);
     try {
       return out.answer(await decideOnStack(built, input, settings));
     } finally {

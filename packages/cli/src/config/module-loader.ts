@@ -10,8 +10,7 @@
  * every file jiti compiles passes the trust gate (trust/module-gate.ts) with the
  * bytes it compiles, before it runs.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as piAi from "@earendil-works/pi-ai";
@@ -19,16 +18,16 @@ import * as reinHarness from "@rein/harness";
 import * as reinSdk from "@rein/sdk";
 import { createJiti, type Jiti, type JitiOptions, type TransformOptions, type TransformResult } from "jiti";
 import * as typebox from "typebox";
+import { reinCacheRoot } from "../compile-cache.js";
 import { admitModule } from "../trust/module-gate.js";
 import { sha256 } from "../trust/trust-store.js";
 import { withFreshNativeModules } from "./native-reload.js";
 import { TRANSPILER_ID, transform } from "./transpile.js";
+import { readCached, writeCached } from "./transpile-cache.js";
 
-/** Where transpiled plugins are cached: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein/jiti`, else `~/.cache/rein/jiti`. */
+/** Where transpiled plugins are cached: `<cache root>/jiti`. */
 export function cacheDir(): string {
-  if (process.env.REIN_CACHE_DIR) return join(process.env.REIN_CACHE_DIR, "jiti");
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
-  return join(base, "rein", "jiti");
+  return join(reinCacheRoot(), "jiti");
 }
 
 export interface ModuleLoader {
@@ -60,7 +59,8 @@ const sharedModules: Record<string, unknown> = {
  * cache would skip the transform on a hit, and with it the one point where the
  * exact bytes about to run are seen; so jiti caches nothing and this does: keyed by
  * the transform version, the file name, the flags and the source, so a cached
- * output is only ever the output for those bytes.
+ * output is only ever the output for those bytes, and signed (transpile-cache.ts),
+ * so it is only ever output this user's Rein wrote.
  */
 function gatedTransform(options: TransformOptions): TransformResult {
   if (options.filename !== undefined) admitModule(options.filename, options.source);
@@ -69,23 +69,14 @@ function gatedTransform(options: TransformOptions): TransformResult {
     .join("");
   const key = sha256(`${TRANSPILER_ID}\0${options.filename ?? ""}\0${flags}\0${options.source}`).slice(0, 32);
   const folder = join(cacheDir(), TRANSPILER_ID);
-  const file = join(folder, `${basename(options.filename ?? "eval")}-${key}.cjs`);
-  try {
-    return { code: readFileSync(file, "utf8") };
-  } catch {
-    // Not cached yet.
-  }
+  const name = `${basename(options.filename ?? "eval")}-${key}.cjs`;
+  const file = join(folder, name);
+  // Signed: an entry someone else wrote into the (user-writable) cache is a miss.
+  const cached = readCached(file, name);
+  if (cached !== undefined) return { code: cached };
   const result = transform(options);
-  if (result.error === undefined && !result.code.includes("__JITI_ERROR__")) {
-    try {
-      mkdirSync(folder, { recursive: true });
-      const scratch = `${file}.${process.pid}.tmp`;
-      writeFileSync(scratch, result.code);
-      renameSync(scratch, file);
-    } catch {
-      // An unwritable cache only costs the next start a transform.
-    }
-  }
+  if (result.error === undefined && !result.code.includes("__JITI_ERROR__"))
+    writeCached(folder, file, name, result.code);
   return result;
 }
 

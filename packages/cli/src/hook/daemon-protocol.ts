@@ -10,7 +10,9 @@
  *   the fingerprint hashes Node's path and flags, the client script, the
  *   working directory, the command line, the event's working directory, the
  *   user id and the whole environment. Anything different is another daemon
- *   (another socket) or the in-process path.
+ *   (another socket) or the in-process path. The pinned project
+ *   (hook/pinned-project.ts: `--project`, `$CLAUDE_PROJECT_DIR`,
+ *   `$GEMINI_PROJECT_DIR`) is in it through the command line and the environment.
  * - The socket, its token and its start marker live in `<Rein config dir>/hookd`
  *   (`$REIN_CONFIG_DIR`, else `$XDG_CONFIG_HOME/rein`, else `~/.config/rein`:
  *   beside the trust records, which Rein's sandbox neither reads nor writes and

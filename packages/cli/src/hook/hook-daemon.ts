@@ -56,6 +56,7 @@ import {
 import type { AuditWriter } from "./hook-audit.js";
 import { type HookInput, parseHookInput } from "./hook-input.js";
 import { auditFor } from "./hook-options.js";
+import { configSearchDir } from "./pinned-project.js";
 import { WatchedFiles } from "./watched-files.js";
 
 /** A request line longer than this is not a hook input (JSON escaping at most doubles it, plus fields). */
@@ -166,14 +167,26 @@ export async function runHookDaemon(
     if (parsed === undefined) return;
     settings = hookSettings(parsed.agentArg, parsed.options);
     cwd = eventCwd || parsed.globals.cwd;
-    built = await buildHookStack(cwd, parsed.globals);
+    built = await buildHookStack(cwd, parsed.globals, settings.project);
     await loadShellParser(); // the grammar loads once here, not on the first event
     const installed = reinPackages().map((dir) => (dir.endsWith(sep) ? dir : dir + sep));
     const watched = new WatchedFiles((file) => installed.some((dir) => file.startsWith(dir)));
-    for (const file of stackFiles(built, cwd, parsed.globals.config !== undefined, env)) watched.add(file);
+    const searched = configSearchDir(settings.project, cwd);
+    for (const file of stackFiles(built, searched, parsed.globals.config !== undefined, env))
+      watched.add(file);
     for (const file of loadedModules) watched.add(file);
     audit = auditFor(built.loaded, { keepOpen: true, idleCloseMs: sessionIdleMs(env) });
-    await serve(paths, print, built, audit, settings, cwd, parsed.globals, watched, loadedModules);
+    await serve(
+      paths,
+      print,
+      built,
+      audit,
+      settings,
+      { cwd, searched },
+      parsed.globals,
+      watched,
+      loadedModules,
+    );
   } catch {
     // Not started: the client decides in process, which says why.
   } finally {
@@ -193,11 +206,12 @@ async function serve(
   built: Agent,
   audit: AuditWriter | undefined,
   settings: HookSettings,
-  cwd: string,
+  where: { cwd: string; searched: string },
   globals: GlobalOptions,
   watched: WatchedFiles,
   loadedModules: readonly string[],
 ): Promise<void> {
+  const { cwd, searched } = where;
   const token = randomBytes(32).toString("hex");
   process.umask(0o077); // the socket and the token file are created 0600
   const scratch = `${paths.token}.${process.pid}.tmp`;
@@ -236,6 +250,11 @@ async function serve(
     try {
       input = parseHookInput(settings.agent, text);
       if ((input.cwd || globals.cwd) !== cwd) return { v: PROTOCOL, refused: "another working directory" };
+      // The event's folder moved into or out of the pinned project (a symlink swapped): another stack.
+      if (configSearchDir(settings.project, cwd) !== searched) {
+        stop();
+        return { v: PROTOCOL, refused: "the working directory moved against the pinned project" };
+      }
       answer = await decideOnStack(built, input, settings, audit);
     } catch (error) {
       answer = failureFrom(input, error, settings.onFailure);

@@ -54,6 +54,7 @@ import {
   verify,
 } from "./grants.js";
 import { hostIO, type PromptIO } from "./host-io.js";
+import { DEFAULT_INSTRUCTION_FILES, instructionMatcher, instructionWrite } from "./instruction-files.js";
 import { LineReader } from "./line-reader.js";
 import { modeVerdict, type PermissionMode, planRefusal } from "./modes.js";
 import { projectBinding, projectGrantsFrom, saveProjectGrant } from "./project-grants.js";
@@ -74,6 +75,13 @@ export {
   verify,
 } from "./grants.js";
 export { type PromptIO, setHostPromptIO } from "./host-io.js";
+export {
+  DEFAULT_INSTRUCTION_FILES,
+  type InstructionMatcher,
+  type InstructionWrite,
+  instructionMatcher,
+  instructionWrite,
+} from "./instruction-files.js";
 export { LineReader, type LineSource } from "./line-reader.js";
 export {
   editsInside,
@@ -134,6 +142,13 @@ export const PermissionsOptions = Type.Object(
     grantsFile: Type.Optional(Type.String({ minLength: 1 })),
     /** Project grants written by this plugin to `grantsFile` (signed; others are ignored with a warning). */
     projectGrants: Type.Array(Type.Unknown(), { default: [] }),
+    /**
+     * A write to an instruction file (`instructionFiles`): `ask` (default) whatever an
+     * allow rule or a mode says, `deny`, or `allow` (no opinion: the other gates decide).
+     */
+    instructionWrites: Verdict("ask"),
+    /** What later sessions read as instructions: file names (any depth) and folders (`dir/`); see instruction-files.ts. */
+    instructionFiles: Type.Array(Type.String({ minLength: 1 }), { default: [...DEFAULT_INSTRUCTION_FILES] }),
   },
   { additionalProperties: false },
 );
@@ -285,6 +300,21 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
                 ? `${call.name} declares no risk; the default for such tools is ${decision}`
                 : `${call.name} has risk "${call.risk}"; the default for ${call.risk} tools is ${decision}`,
           });
+        });
+      }
+
+      // A write to what a later session reads as instructions is a person's call (instruction-files.ts).
+      if (options.instructionWrites !== "allow") {
+        const match = instructionMatcher(options.instructionFiles);
+        const decision = options.instructionWrites;
+        rein.hooks.toolGate.tapPromise(rein.plugin.name, async (call) => {
+          if (call.risk === "read") return undefined;
+          const found = instructionWrite(call, rein.config.cwd, match);
+          if (found === undefined) return undefined;
+          return {
+            decision,
+            reason: `${call.name} may write ${found.target} (${found.entry}), which agents read as instructions in later sessions`,
+          };
         });
       }
 
