@@ -23,6 +23,7 @@ import {
   isPrivate,
   PROTOCOL,
   privateDir,
+  processState,
 } from "./hook/daemon-protocol.js";
 
 // Built-ins as daemon-protocol.ts loads them (no ES module wrapper per built-in).
@@ -170,9 +171,10 @@ async function main(): Promise<void> {
   let script: string;
   let paths: DaemonPaths | undefined;
   let print: string;
+  let state: string;
   try {
     script = realpathSync(process.argv[1] ?? "");
-    print = fingerprint({
+    state = processState({
       execPath: process.execPath,
       execArgv: process.execArgv,
       script,
@@ -182,6 +184,7 @@ async function main(): Promise<void> {
       uid: process.getuid?.() ?? -1,
       env,
     });
+    print = fingerprint(state);
     paths = daemonPaths(env, print);
     if (paths === undefined || privateDir(paths.dir) === undefined) return decideHere(read);
   } catch {
@@ -191,7 +194,13 @@ async function main(): Promise<void> {
   try {
     if (isPrivate(paths.socket, "socket") && isPrivate(paths.token, "file")) {
       const token = readFileSync(paths.token, "utf8").trim();
-      const request = { v: PROTOCOL, token, fingerprint: print, input: read.bytes.toString("utf8") } as const;
+      const request = {
+        v: PROTOCOL,
+        token,
+        fingerprint: print,
+        state,
+        input: read.bytes.toString("utf8"),
+      } as const;
       answer = await askDaemon(paths, request, timeoutMs + REPLY_GRACE_MS);
     }
   } catch {

@@ -6,16 +6,19 @@
  * daemon, a socket open to others or a wrong token leave the client deciding in
  * process; an unused daemon exits.
  */
+import { spawn } from "node:child_process";
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
 import { join } from "node:path";
 import { reinConfigDir } from "@rein/sdk";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLIENT_MAX_INPUT_BYTES, configDirOf, daemonDir } from "../src/hook/daemon-protocol.js";
+import { CLIENT_MAX_INPUT_BYTES, configDirOf, daemonDir, PROTOCOL } from "../src/hook/daemon-protocol.js";
 import { MAX_INPUT_BYTES } from "../src/hook/hook-input.js";
 import { isReinCommand } from "../src/hook/settings-json.js";
 import {
   type AgentName,
   answeredBy,
+  CLIENT,
   CONFIG,
   cli,
   client,
@@ -34,6 +37,17 @@ import {
 import { REIN_BIN } from "./support/rein-process.js";
 
 afterAll(stopAll);
+
+/** One request line to a daemon's socket, its one reply parsed. */
+function askSocket(path: string, request: object): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = createConnection(path, () => socket.end(`${JSON.stringify(request)}\n`));
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+  });
+}
 
 describe("the hook client's warm daemon", () => {
   it("pins what the client repeats of Rein: the input limit, the config dir, the installed command", () => {
@@ -167,6 +181,30 @@ describe("the hook client's warm daemon", () => {
     expect(killed.stdout).toBe(expected);
   }, 90_000);
 
+  it("an agent that never closes stdin gets a refusal (exit 2) within the time limit, and the client exits", async () => {
+    const { dir, env } = setup();
+    const child = spawn(
+      process.execPath,
+      ["--liftoff-only", CLIENT, "hook", "claude-code", "--timeout", "800"],
+      {
+        cwd: dir,
+        env,
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.stdin.write('{"session_id": "open-'); // part of an event, and the pipe stays open
+    const started = Date.now();
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (exit) => resolve(exit)));
+    child.stdin.destroy();
+    expect(code).toBe(2);
+    expect(stderr).toContain("no complete hook input on stdin within 800 ms");
+    expect(Date.now() - started).toBeLessThan(15_000);
+  }, 30_000);
+
   it("never answers for another environment, and exits when unused", async () => {
     const { dir, env, sockets } = setup({ REIN_HOOK_DAEMON_IDLE_MS: "3000" });
     await warm("claude-code", dir, env, sockets);
@@ -175,6 +213,18 @@ describe("the hook client's warm daemon", () => {
     const elsewhere = await client("claude-code", dir, other, "echo ok", "v2");
     expect(answeredBy(elsewhere)).toBe("process");
     await waitFor(() => socketsIn(sockets).length === 2, "the other environment's daemon");
+    // A request with the right token and socket name but another state (a forged
+    // fingerprint collision) is refused: the daemon compares the whole state.
+    const name = socketsIn(sockets)[0] as string;
+    const socket = join(sockets, name);
+    const forged = await askSocket(socket, {
+      v: PROTOCOL,
+      token: readFileSync(socket.replace(/\.sock$/, ".token"), "utf8").trim(),
+      fingerprint: name.replace(/\.sock$/, ""),
+      state: JSON.stringify([PROTOCOL, "another", "state"]),
+      input: JSON.stringify(events["claude-code"](dir, "echo ok", "v3")),
+    });
+    expect(forged).toEqual({ v: PROTOCOL, refused: "another process state" });
     await waitFor(() => socketsIn(sockets).length === 0 && daemonPids(env).length === 0, "idle exit", 25_000);
   }, 90_000);
 });

@@ -7,10 +7,13 @@
  *
  * Invariants:
  * - A daemon answers only for the exact process state it was started with:
- *   the fingerprint hashes Node's path and flags, the client script, the
- *   working directory, the command line, the event's working directory, the
- *   user id and the whole environment. Anything different is another daemon
- *   (another socket) or the in-process path. The pinned project
+ *   Node's path and flags, the client script, the working directory, the
+ *   command line, the event's working directory, the user id and the whole
+ *   environment (`processState`). Each request carries that state whole and the
+ *   daemon compares it with its own, byte for byte; the fingerprint (a hash of it)
+ *   only names the socket, so a collision costs the warm path, never an answer
+ *   for another state. Anything different is another daemon (another socket) or
+ *   the in-process path. The pinned project
  *   (hook/pinned-project.ts: `--project`, `$CLAUDE_PROJECT_DIR`,
  *   `$GEMINI_PROJECT_DIR`) is in it through the command line and the environment.
  * - The socket, its token and its start marker live in `<Rein config dir>/hookd`
@@ -23,7 +26,6 @@
 // Built-ins through `process.getBuiltinModule`, not `import`: on the client's path an
 // imported built-in also costs its ES module wrapper (these and the client's own: about
 // 6 ms of CPU per hook process, measured in session 8). Node built-ins only, still.
-const { createHash } = process.getBuiltinModule("node:crypto");
 const { lstatSync, mkdirSync } = process.getBuiltinModule("node:fs");
 const { homedir } = process.getBuiltinModule("node:os");
 const { join, resolve } = process.getBuiltinModule("node:path");
@@ -76,25 +78,41 @@ export interface ProcessState {
   env: NodeJS.ProcessEnv;
 }
 
-export function fingerprint(state: ProcessState): string {
+/** The process state as one canonical string: what a request carries and the daemon compares. */
+export function processState(state: ProcessState): string {
   const env = Object.entries(state.env)
     .filter((entry): entry is [string, string] => typeof entry[1] === "string")
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash("sha256")
-    .update(
-      JSON.stringify([
-        PROTOCOL,
-        state.execPath,
-        state.execArgv,
-        state.script,
-        state.cwd,
-        state.argv,
-        state.eventCwd,
-        state.uid,
-        env,
-      ]),
-    )
-    .digest("hex");
+  return JSON.stringify([
+    PROTOCOL,
+    state.execPath,
+    state.execArgv,
+    state.script,
+    state.cwd,
+    state.argv,
+    state.eventCwd,
+    state.uid,
+    env,
+  ]);
+}
+
+/**
+ * The socket's name for a state: 96 bits of three seeded FNV-1a passes, 24 hex
+ * digits. Not a cryptographic hash on purpose: loading `node:crypto` cost the
+ * client ~5 ms a call, and the daemon compares the whole state anyway.
+ */
+export function fingerprint(state: ProcessState | string): string {
+  const text = typeof state === "string" ? state : processState(state);
+  let out = "";
+  for (const seed of [0x811c9dc5, 0x01000193, 0x9e3779b9]) {
+    let hash = seed >>> 0;
+    for (let i = 0; i < text.length; i++) {
+      hash ^= text.charCodeAt(i);
+      hash = Math.imul(hash, 0x01000193) >>> 0;
+    }
+    out += hash.toString(16).padStart(8, "0");
+  }
+  return out;
 }
 
 export interface DaemonPaths {
@@ -107,7 +125,7 @@ export interface DaemonPaths {
 
 export function daemonPaths(env: NodeJS.ProcessEnv, print: string): DaemonPaths | undefined {
   const dir = daemonDir(env);
-  const base = join(dir, print.slice(0, 24));
+  const base = join(dir, print);
   const paths = { dir, socket: `${base}.sock`, token: `${base}.token`, starting: `${base}.starting` };
   return Buffer.byteLength(paths.socket) <= MAX_SOCKET_PATH ? paths : undefined;
 }
@@ -132,6 +150,8 @@ export interface DaemonRequest {
   v: typeof PROTOCOL;
   token: string;
   fingerprint: string;
+  /** The whole process state (`processState`), compared by the daemon with its own. */
+  state: string;
   /** The hook input, as read from stdin. */
   input: string;
 }

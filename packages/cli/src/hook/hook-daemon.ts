@@ -16,7 +16,7 @@
  *   and exits, so the client decides in process (where a changed, untrusted
  *   project is refused, fail closed) and starts a fresh daemon.
  * - It answers only a request with its token (read from a 0600 file beside the
- *   socket) and its exact fingerprint; anything else is refused.
+ *   socket) and its exact process state (not only its fingerprint); anything else is refused.
  * - It exits after `REIN_HOOK_DAEMON_IDLE_MS` without a request (default 10
  *   minutes), and within 5 s of its socket path no longer being its socket or
  *   a project file changing (a deleted project included).
@@ -52,6 +52,7 @@ import {
   idleMs,
   PROTOCOL,
   privateDir,
+  processState,
 } from "./daemon-protocol.js";
 import type { AuditWriter } from "./hook-audit.js";
 import { type HookInput, parseHookInput } from "./hook-input.js";
@@ -151,7 +152,7 @@ export async function runHookDaemon(
   let settings: HookSettings;
   let cwd: string;
   try {
-    const own = fingerprint({
+    const own = processState({
       execPath: process.execPath,
       execArgv: process.execArgv,
       script,
@@ -162,7 +163,7 @@ export async function runHookDaemon(
       env,
     });
     // Started for another state than this process's: it could only answer wrongly.
-    if (own !== print || privateDir(paths.dir) === undefined) return;
+    if (fingerprint(own) !== print || privateDir(paths.dir) === undefined) return;
     const parsed = await parseCommandLine(argv);
     if (parsed === undefined) return;
     settings = hookSettings(parsed.agentArg, parsed.options);
@@ -178,7 +179,7 @@ export async function runHookDaemon(
     audit = auditFor(built.loaded, { keepOpen: true, idleCloseMs: sessionIdleMs(env) });
     await serve(
       paths,
-      print,
+      { print, state: own },
       built,
       audit,
       settings,
@@ -202,7 +203,7 @@ export async function runHookDaemon(
 
 async function serve(
   paths: DaemonPaths,
-  print: string,
+  self: { print: string; state: string },
   built: Agent,
   audit: AuditWriter | undefined,
   settings: HookSettings,
@@ -212,6 +213,9 @@ async function serve(
   loadedModules: readonly string[],
 ): Promise<void> {
   const { cwd, searched } = where;
+  const { print, state } = self;
+  // The request carries the client's whole state, JSON-escaped (at most ~2x) inside it.
+  const maxRequestBytes = MAX_REQUEST_BYTES + 2 * Buffer.byteLength(state);
   const token = randomBytes(32).toString("hex");
   process.umask(0o077); // the socket and the token file are created 0600
   const scratch = `${paths.token}.${process.pid}.tmp`;
@@ -271,7 +275,7 @@ async function serve(
     socket.on("error", () => undefined);
     socket.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) socket.destroy();
+      if (size > maxRequestBytes) socket.destroy();
       else chunks.push(chunk);
     });
     socket.on("end", () => {
@@ -284,6 +288,8 @@ async function serve(
       }
       if (request.v !== PROTOCOL || !sameToken(request.token, token) || request.fingerprint !== print)
         return reply({ v: PROTOCOL, refused: "wrong token or fingerprint" });
+      // Same socket name is not same state: only the exact state this daemon was built for.
+      if (request.state !== state) return reply({ v: PROTOCOL, refused: "another process state" });
       if (typeof request.input !== "string") return reply({ v: PROTOCOL, refused: "no input" });
       if (stopping) return reply({ v: PROTOCOL, refused: "stopping" });
       const text = request.input;
