@@ -7,12 +7,12 @@
  *
  * Prints one JSON line: medians (ms), ratios to `node -e 0`, load averages.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { run } from "./src/agent-hook.mjs";
 import { interleave } from "./src/stats.mjs";
 
 const { values } = parseArgs({
@@ -21,23 +21,6 @@ const { values } = parseArgs({
 if (!values.before) throw new Error("--before <built checkout> is required");
 const after = fileURLToPath(new URL("..", import.meta.url));
 const reps = Number(values.reps);
-
-function run(args, { env, cwd, input }) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? "");
-  });
-}
 
 const config = (repo) => {
   const plugin = (name) => JSON.stringify(path.join(repo, "packages/plugins", name, "dist/index.js"));

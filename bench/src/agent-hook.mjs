@@ -43,7 +43,8 @@ export default defineConfig({
 });
 `;
 
-function run(args, { env, cwd, input }) {
+/** Runs `node <args>` with `input` on stdin: its exit code, stdout and stderr. */
+export function run(args, { env, cwd, input }) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
