@@ -33,8 +33,6 @@ import {
   type PermissionAnswer,
   type PermissionRequest,
   type Rein,
-  type SessionEntry,
-  type SessionFacade,
   type Static,
   type ToolRisk,
   Type,
@@ -44,14 +42,12 @@ import {
   configDir,
   covers,
   describeScope,
-  isGrant,
   loadGrantKey,
   notUnderstood,
   type PermissionGrant,
   prefixScopeOf,
   scopeOf,
   sign,
-  verify,
 } from "./grants.js";
 import { hostIO, type PromptIO } from "./host-io.js";
 import { DEFAULT_INSTRUCTION_FILES, instructionMatcher, instructionWrite } from "./instruction-files.js";
@@ -59,6 +55,7 @@ import { LineReader } from "./line-reader.js";
 import { modeVerdict, type PermissionMode, planRefusal } from "./modes.js";
 import { projectBinding, projectGrantsFrom, saveProjectGrant } from "./project-grants.js";
 import { type Answer, nonInteractiveReason, parseAnswer, promptText } from "./prompt-text.js";
+import { SessionGrants } from "./session-grants.js";
 
 export {
   commandPrefix,
@@ -99,9 +96,7 @@ export {
   saveProjectGrant,
 } from "./project-grants.js";
 export { nonInteractiveReason, promptText, ruleFor } from "./prompt-text.js";
-
-/** The session entry's `customType` for a session grant. */
-export const GRANT_ENTRY_TYPE = "rein.permission-grant";
+export { GRANT_ENTRY_TYPE, grantsFrom, type StoredGrant } from "./session-grants.js";
 
 const Verdict = (fallback: "allow" | "ask" | "deny") =>
   Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], { default: fallback });
@@ -173,31 +168,6 @@ export const defaultKeyFile = (env: NodeJS.ProcessEnv = process.env) =>
 
 export { argsHash, canonicalJson };
 
-/** A grant entry read back from the session, and whether Rein wrote it. */
-export interface StoredGrant {
-  entryId: string;
-  grant: PermissionGrant | undefined;
-  problem?: string;
-}
-
-/** The grant entries recorded in a session (every branch: a grant is for the whole session), checked. */
-export function grantsFrom(entries: readonly SessionEntry[], key: Buffer, sessionId: string): StoredGrant[] {
-  const found: StoredGrant[] = [];
-  for (const entry of entries) {
-    if (entry.type !== "custom" || entry.customType !== GRANT_ENTRY_TYPE) continue;
-    const data = entry.data;
-    if (!isGrant(data)) found.push({ entryId: entry.id, grant: undefined, problem: "it is malformed" });
-    else if (!verify(key, data, sessionId)) {
-      found.push({
-        entryId: entry.id,
-        grant: undefined,
-        problem: "its signature is missing or wrong (not written by Rein)",
-      });
-    } else found.push({ entryId: entry.id, grant: data });
-  }
-  return found;
-}
-
 const defaultIO = (): PromptIO => ({ input: process.stdin, output: process.stderr });
 
 /** Builds the plugin; `io` replaces the terminal (tests drive it with a PassThrough pair flagged as TTY). */
@@ -228,53 +198,11 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
         return key;
       };
       const mask = (text: string) => textMasks(rein).mask(text);
-      // Session grants, per session: a child agent's asks (context.session is its own
-      // session) are covered by its own grants, and by the parent's only when the parent's
-      // config says so (`context.agent.inheritGrants`); a child's grant never covers the parent.
-      // Each ledger holds the grants in its session: those there when first read (a resumed
-      // session), and any appended since by another writer (`rein replay` gives recorded
-      // grants back in order).
-      const ledgers = new Map<string, { scanned: number; grants: PermissionGrant[] }>();
-      const ledgerOf = (session: SessionFacade) => {
-        let ledger = ledgers.get(session.id);
-        if (!ledger) {
-          ledger = { scanned: 0, grants: [] };
-          ledgers.set(session.id, ledger);
-        }
-        return ledger;
-      };
-      const restore = (session: SessionFacade) => {
-        const ledger = ledgerOf(session);
-        const entries = session.entries();
-        if (entries.length === ledger.scanned) return 0;
-        const fresh = entries.slice(ledger.scanned);
-        ledger.scanned = entries.length;
-        if (!fresh.some((e) => e.type === "custom" && e.customType === GRANT_ENTRY_TYPE)) return 0;
-        let restored = 0;
-        for (const item of grantsFrom(fresh, grantKey(), session.id)) {
-          if (!item.grant)
-            rein.logger.warn(
-              `ignored the permission grant in session entry ${item.entryId}: ${item.problem}`,
-            );
-          else if (!ledger.grants.some((g) => g.mac === item.grant?.mac)) {
-            ledger.grants.push(item.grant);
-            restored++;
-          }
-        }
-        return restored;
-      };
-      const restored = restore(rein.session);
+      const grants = new SessionGrants({ grantKey, warn: (m) => rein.logger.warn(m) }, rein.session);
+      const restored = grants.restore(rein.session);
       if (restored > 0) rein.logger.debug(`restored ${restored} session grant(s)`);
-      const coveredBy = (request: PermissionRequest, context: HookContext) => {
-        restore(context.session);
-        const found = ledgerOf(context.session).grants.find((g) =>
-          covers(g, request.call, request.verdict.by),
-        );
-        if (found || context.agent?.inheritGrants !== true) return found;
-        const parentId = context.agent.parentSessionId;
-        if (parentId === rein.session.id) restore(rein.session);
-        return ledgers.get(parentId)?.grants.find((g) => covers(g, request.call, request.verdict.by));
-      };
+      const coveredBy = (request: PermissionRequest, context: HookContext) =>
+        grants.coveredBy(request, context);
       const grantsFile =
         options.grantsFile === undefined ? undefined : path.resolve(rein.config.cwd, options.grantsFile);
       const shownFile = grantsFile && path.relative(rein.config.cwd, grantsFile);
@@ -446,8 +374,7 @@ export function createPermissionsPlugin(plugin: PermissionsPluginOptions = {}) {
               },
               context.session.id,
             );
-            ledgerOf(context.session).grants.push(grant);
-            context.session.append({ type: "custom", customType: GRANT_ENTRY_TYPE, data: grant });
+            grants.record(context.session, grant);
           }
           return { decision: "allow", reason: "allowed for this session at the prompt" };
         },
