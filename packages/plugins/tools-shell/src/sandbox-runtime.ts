@@ -87,9 +87,17 @@ export function runtimeLoaded(): boolean {
   return SandboxManager !== undefined;
 }
 
+/**
+ * The runtime's manager module, not its package index: the index also builds the
+ * configuration's zod schemas (zod and 11 modules, ~15% of the import's CPU), which
+ * `SandboxManager` never uses. The version is pinned exactly, so the path is the one
+ * tested; a runtime without it fails to load, and the sandbox then does not start.
+ */
+export const RUNTIME_MODULE = "@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-manager.js";
+
 /** Imports the runtime (the larger part of a start); starts nothing. */
 export async function loadRuntime(): Promise<void> {
-  SandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;
+  SandboxManager ??= ((await import(RUNTIME_MODULE)) as { SandboxManager: typeof Manager }).SandboxManager;
 }
 
 async function start(policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries, key: string): Promise<void> {

@@ -35,6 +35,8 @@ syncBuiltinESMExports();
 const resolved = [];
 registerHooks({ resolve(specifier, context, next) { resolved.push(specifier); return next(specifier, context); } });
 const loaded = () => resolved.some((s) => s.startsWith("@anthropic-ai/sandbox-runtime"));
+// The runtime's configuration schemas (zod), which its package index builds and the manager never uses.
+const schemas = () => resolved.some((s) => s === "zod" || s.startsWith("zod/"));
 const shell = await import(process.env.INDEX);
 const context = (id) => ({ signal: new AbortController().signal, update() {}, cwd: process.env.ROOT, sessionId: "s", toolCallId: id, facts: {} });
 const text = (result) => result.content.map((c) => c.text ?? "").join("");
@@ -63,10 +65,12 @@ const probes = bwraps;
 const result = await handle.tool.execute({ command: "echo in-sandbox" }, context("c1"));
 handle.dispose();
 await shell.releaseRuntimeIfIdle();
-process.stdout.write(JSON.stringify({ before, prepared, probes, bwraps, isError: result.isError, text: text(result) }));
+process.stdout.write(JSON.stringify({ before, prepared, probes, bwraps, schemas: schemas(), isError: result.isError, text: text(result) }));
 `);
     // The probe ran in prepare; the command then was the only other bwrap command.
     expect(seen).toMatchObject({ before: false, prepared: true, probes: 1, bwraps: 2, isError: false });
+    // The manager module was imported, not the package index with its zod schemas.
+    expect(seen.schemas).toBe(false);
     expect(seen.text).toContain("in-sandbox");
   });
 
@@ -175,7 +179,7 @@ process.stdout.write(JSON.stringify({ seenAtRequest, afterRun }));
     const seen = run(`
 registerHooks({
   resolve(specifier, context, next) {
-    if (specifier !== "@anthropic-ai/sandbox-runtime" || context.parentURL?.startsWith("data:")) return next(specifier, context);
+    if (!specifier.startsWith("@anthropic-ai/sandbox-runtime") || context.parentURL?.startsWith("data:")) return next(specifier, context);
     const real = next(specifier, context).url;
     const shim = "await new Promise((r) => setTimeout(r, 3000)); export * from " + JSON.stringify(real) + ";";
     return { url: "data:text/javascript," + encodeURIComponent(shim), shortCircuit: true };
