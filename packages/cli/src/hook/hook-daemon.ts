@@ -26,8 +26,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { lstatSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { dirname, join, sep } from "node:path";
-import { CONFIG_FILE_NAMES, reinConfigDir } from "@rein/sdk";
+import { sep } from "node:path";
 import { loadShellParser } from "@rein/sdk/shell";
 import type { Agent } from "../agent/build-agent.js";
 import {
@@ -38,10 +37,9 @@ import {
   type HookSettings,
   hookSettings,
 } from "../commands/hook.js";
+import { stackFiles } from "../config/stack-files.js";
 import type { GlobalOptions } from "../globals.js";
 import { reinPackages } from "../trust/install-root.js";
-import { entryFiles } from "../trust/project-trust.js";
-import { trustFile } from "../trust/trust-store.js";
 import type { HookAnswer } from "./agent-protocols.js";
 import {
   CLIENT_MAX_INPUT_BYTES,
@@ -83,29 +81,6 @@ export interface ParsedHookCommand {
 }
 
 export type HookCommandParser = (argv: readonly string[]) => Promise<ParsedHookCommand | undefined>;
-
-/** The files a decision rests on besides the modules loaded: layers, trust record, grant key, config names. */
-function stackFiles(built: Agent, cwd: string, explicitConfig: boolean, env: NodeJS.ProcessEnv): string[] {
-  const { loaded } = built;
-  const project = loaded.trust.project;
-  const local = loaded.files.local ?? join(loaded.dir, ".rein", "local.json");
-  const files = [
-    ...Object.values(loaded.files).filter((file): file is string => file !== undefined),
-    ...entryFiles(project, local, env),
-    ...entryFiles(loaded.dir, local, env),
-    trustFile(project, env),
-    join(reinConfigDir(env), "grant-key"),
-    join(loaded.dir, ".rein-plugins"),
-  ];
-  // A config file appearing between the event's directory and the project's is found first next time.
-  if (!explicitConfig) {
-    for (let dir = cwd; ; dir = dirname(dir)) {
-      for (const name of CONFIG_FILE_NAMES) files.push(join(dir, name));
-      if (dir === loaded.dir || dirname(dir) === dir) break;
-    }
-  }
-  return files;
-}
 
 const sameToken = (given: unknown, token: string): boolean => {
   if (typeof given !== "string") return false;
@@ -173,7 +148,7 @@ export async function runHookDaemon(
     const installed = reinPackages().map((dir) => (dir.endsWith(sep) ? dir : dir + sep));
     const watched = new WatchedFiles((file) => installed.some((dir) => file.startsWith(dir)));
     const searched = configSearchDir(settings.project, cwd);
-    for (const file of stackFiles(built, searched, parsed.globals.config !== undefined, env))
+    for (const file of stackFiles(built.loaded, searched, parsed.globals.config !== undefined, env))
       watched.add(file);
     for (const file of loadedModules) watched.add(file);
     audit = auditFor(built.loaded, { keepOpen: true, idleCloseMs: sessionIdleMs(env) });

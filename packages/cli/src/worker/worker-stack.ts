@@ -18,19 +18,17 @@
  * (it is sent back to the queue); a worker never falls back to the old stack, and the
  * next job tries again. Concurrent jobs wait on one build.
  */
-import { dirname, join, sep } from "node:path";
-import { CONFIG_FILE_NAMES, reinConfigDir } from "@rein/sdk";
+import { sep } from "node:path";
 import type { SharedStack } from "../agent/build-agent.js";
 import { sessionBackend } from "../agent/session-backend.js";
 import { loadConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { resolvePlugins } from "../config/resolve-plugins.js";
+import { stackFiles } from "../config/stack-files.js";
 import { whereWritten } from "../config/value-origin.js";
 import { WatchedFiles } from "../hook/watched-files.js";
 import { installRoot, reinPackages } from "../trust/install-root.js";
 import { observeModules } from "../trust/module-gate.js";
-import { entryFiles } from "../trust/project-trust.js";
-import { trustFile } from "../trust/trust-store.js";
 
 export interface StackWhere {
   cwd: string;
@@ -107,25 +105,7 @@ export class WorkerStack {
       project = config.trust.project;
       // Every file here is checked before each job (none is Rein's: `watch` leaves those out).
       watched = new WatchedFiles(() => false);
-      const local = config.files.local ?? join(config.dir, ".rein", "local.json");
-      const files = [
-        ...Object.values(config.files).filter((file): file is string => file !== undefined),
-        ...config.layers.flatMap((layer) => (layer.file ? [layer.file] : [])),
-        ...entryFiles(project, local, env),
-        ...entryFiles(config.dir, local, env),
-        trustFile(project, env),
-        join(reinConfigDir(env), "grant-key"),
-        join(config.dir, ".rein-plugins"),
-        ...config.trust.files(),
-        ...loaded,
-      ];
-      // A config file appearing between the worker's folder and the project's is found first next time.
-      if (where.configPath === undefined) {
-        for (let dir = where.cwd; ; dir = dirname(dir)) {
-          for (const name of CONFIG_FILE_NAMES) files.push(join(dir, name));
-          if (dir === config.dir || dirname(dir) === dir) break;
-        }
-      }
+      const files = [...stackFiles(config, where.cwd, where.configPath !== undefined, env), ...loaded];
       for (const file of files) watch(file);
       const scripted = typeof config.config.model === "object" && config.config.model.script !== undefined;
       const model = scripted
