@@ -15,6 +15,7 @@ import {
   type StreamFunction,
 } from "@rein/harness";
 import {
+  isInside,
   loadPlugins,
   type PluginHost,
   protectedFiles,
@@ -118,6 +119,15 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
   return new SessionStore(sessionDir(loaded));
 }
 
+/**
+ * The session dir as Rein state to protect, unless it holds the project or the working
+ * directory (`session.dir: "."`): protecting it would lock the project itself.
+ */
+function stateSessionDir(loaded: LoadedConfig, cwd: string): string[] {
+  const dir = sessionDir(loaded);
+  return isInside(dir, loaded.dir) || isInside(dir, cwd) ? [] : [dir];
+}
+
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const { shared } = options;
   const loaded =
@@ -193,16 +203,16 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       userConfigDir(),
       // Rein's cache: transpiled config files and plugins, run at the next start.
       reinCacheDir(),
-      // The sessions (grants are read back from them), wherever \`session.dir\` puts them.
-      sessionDir(loaded),
+      // The sessions (grants are read back from them), wherever `session.dir` puts them.
+      ...stateSessionDir(loaded, options.cwd),
       ...loaded.layers.map((layer) => layer.file),
       ...plugins.map((p) => p.file),
       // Every module of the project the trust record holds: plugins and all they import.
       ...loaded.trust.files(),
     ].flatMap((file) => (file ? [file] : [])),
   );
-  // The shell's sandbox knows the config and cache dirs and \`.rein/\`, not where this config keeps sessions.
-  stateFolders(harness).add("rein", [sessionDir(loaded)]);
+  // The shell's sandbox knows the config and cache dirs and `.rein/`, not where this config keeps sessions.
+  stateFolders(harness).add("rein", stateSessionDir(loaded, options.cwd));
   let host: PluginHost;
   try {
     host = await loadPlugins(

@@ -2,7 +2,8 @@
  * Rein's state folders are out of the sandboxed shell's reach wherever the config
  * puts them (invariant 4): a `session.dir` outside `.rein/` is known only to the
  * CLI, which hands it to the shell's sandbox (`stateFolders`). A real `rein run`, a
- * real bubblewrap; the host is checked afterwards.
+ * real bubblewrap; the host is checked afterwards. A session dir that holds the project
+ * is left out (it would make the project read-only).
  */
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,5 +45,12 @@ describe("a session dir outside .rein/ is not writable from the sandbox", () => 
     expect(readdirSync(sessions).filter((name) => name.endsWith(".jsonl"))).toHaveLength(1);
     expect(existsSync(join(sessions, "forged.jsonl"))).toBe(false);
     expect(existsSync(join(sessions, "by-python.jsonl"))).toBe(false);
+  });
+
+  it("a session dir that holds the project is not made read-only (it would lock the project)", async () => {
+    const dir = project({ "rein.config.ts": config(".", "echo wrote-the-project > ok.txt", []) });
+    const result = await rein(["run", "go"], dir);
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(join(dir, "ok.txt")), result.stdout + result.stderr).toBe(true);
   });
 });
