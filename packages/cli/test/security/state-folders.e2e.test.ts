@@ -53,4 +53,21 @@ describe("a session dir outside .rein/ is not writable from the sandbox", () => 
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(join(dir, "ok.txt")), result.stdout + result.stderr).toBe(true);
   });
+
+  it("nor by the file tools", async () => {
+    const dir = project({
+      "rein.config.ts": `import { defineConfig } from "@rein/sdk";
+import fsTools from ${JSON.stringify(join(repo, "packages/plugins/tools-fs/dist/index.js"))};
+export default defineConfig({
+  model: { script: [{ toolCalls: [{ name: "write", args: { path: "history/forged.jsonl", content: "x" } }, { name: "write", args: { path: "notes.txt", content: "x" } }] }, "done"] },
+  session: { dir: "history" },
+  plugins: [fsTools],
+});
+`,
+    });
+    const result = await rein(["run", "go"], dir);
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(join(dir, "notes.txt")), result.stdout + result.stderr).toBe(true);
+    expect(existsSync(join(dir, "history", "forged.jsonl"))).toBe(false);
+  });
 });
