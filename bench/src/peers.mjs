@@ -4,7 +4,7 @@
  * (src/peers/model-server.mjs), on three scenarios: a text-only answer, one bash
  * call, 20 bash calls. Every round runs every scenario for every contender, the
  * contenders' order rotating from round to round, after one warm-up round (it
- * fills Rein's transpile cache, Node's compile cache and the OS file cache).
+ * fills Rein's transpile cache and the OS file cache).
  *
  * Per run: process start → first model request, the whole run (spawn to exit),
  * last response → exit, and the process tree's peak RSS. Per contender, medians

@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 /**
  * Entry point of `rein`. `--version` answers before anything else loads (it is
- * what scripts and shell prompts call most); every other command first turns on
- * Node's compile cache (compile-cache.ts: a start then compiles none of the modules
- * an earlier one compiled) and keeps V8's young generation at its initial size, then
- * loads main.ts, with typebox and the Anthropic SDK from their bundles where the build made them
- * (vendor-bundles.ts).
+ * what scripts and shell prompts call most); every other command first keeps V8's
+ * young generation at its initial size, then loads main.ts, with typebox and the
+ * Anthropic SDK from their bundles where the build made them (vendor-bundles.ts).
+ *
+ * No compile cache: Node's (`module.enableCompileCache()`) is V8 code that Node runs
+ * in place of a module whose source length and CRC-32 it matches, kept in a folder
+ * that anything running as the user can write and read by Node at each module's
+ * first load, mid-run included, with no hook for Rein to check it first (cli README,
+ * "Start-up: no compile cache").
  *
  * The young generation: V8 grows it to 16-32 MiB as a process allocates, which was the
  * largest part of a `rein run`'s peak RSS above its code (a 20-call run: 146 → 119 MiB
@@ -27,8 +31,6 @@ if ((first === "--version" || first === "-v") && rest.length === 0) {
   // young generation held small doubles the time spent in scavenges (docs/benchmarks.md,
   // "Concurrent runs per worker"); its growth is a fixed cost, not one per run.
   if (first !== "worker") setFlagsFromString("--semi-space-growth-factor=1");
-  const { enableCompileCache } = await import("./compile-cache.js");
-  enableCompileCache();
   const { useVendorBundles } = await import("./vendor-bundles.js");
   useVendorBundles();
   await import("./main.js");

@@ -7,7 +7,7 @@
  * resolves to one of those entry files, of the bundled version, to the bundle's file
  * instead. Together they were ~850 of the ~1,240 modules a `rein run` loaded before
  * its first model request (typebox and the SDK ~800, the other three 52), and each module costs a resolution, a read, a
- * compile-cache lookup and an instantiation.
+ * compile and an instantiation.
  *
  * Invariants:
  * - Node resolves first, as always (the project's node_modules, `exports`, the trust

@@ -156,6 +156,7 @@ export {
   GIT_POINTER_FILES,
   GIT_WRITABLE_ENTRIES,
   REIN_STATE_NAMES,
+  reinCacheDir,
   reinConfigDir,
 } from "./paths/rein-state.js";
 export {
@@ -169,6 +170,7 @@ export {
   realpathLoose,
   resolvePath,
 } from "./paths/resolve.js";
+export { type StateFolders, stateFolders } from "./paths/state-folders.js";
 export {
   type AnyReinPlugin,
   type Cleanup,

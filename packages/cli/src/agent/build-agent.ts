@@ -14,8 +14,16 @@ import {
   SessionStore,
   type StreamFunction,
 } from "@rein/harness";
-import { loadPlugins, type PluginHost, protectedFiles, type ReinConfig, type ScriptStep } from "@rein/sdk";
-import { reinCacheRoot } from "../compile-cache.js";
+import {
+  isInside,
+  loadPlugins,
+  type PluginHost,
+  protectedFiles,
+  type ReinConfig,
+  reinCacheDir,
+  type ScriptStep,
+  stateFolders,
+} from "@rein/sdk";
 import { pluginLoadError } from "../config/entry-location.js";
 import { userConfigDir } from "../config/layers.js";
 import { type LoadedConfig, loadConfig } from "../config/load-config.js";
@@ -111,6 +119,15 @@ export function sessionStore(loaded: LoadedConfig): SessionStore {
   return new SessionStore(sessionDir(loaded));
 }
 
+/**
+ * The session dir as Rein state to protect, unless it holds the project or the working
+ * directory (`session.dir: "."`): protecting it would lock the project itself.
+ */
+function stateSessionDir(loaded: LoadedConfig, cwd: string): string[] {
+  const dir = sessionDir(loaded);
+  return isInside(dir, loaded.dir) || isInside(dir, cwd) ? [] : [dir];
+}
+
 export async function buildAgent(options: AgentOptions): Promise<Agent> {
   const { shared } = options;
   const loaded =
@@ -184,14 +201,18 @@ export async function buildAgent(options: AgentOptions): Promise<Agent> {
       ...Object.values(loaded.files),
       // The user's config dir: the grant key and the trust records live there.
       userConfigDir(),
-      // Rein's caches: transpiled plugins and V8's code cache of what runs unsandboxed at the next start.
-      reinCacheRoot(),
+      // Rein's cache: transpiled config files and plugins, run at the next start.
+      reinCacheDir(),
+      // The sessions (grants are read back from them), wherever `session.dir` puts them.
+      ...stateSessionDir(loaded, options.cwd),
       ...loaded.layers.map((layer) => layer.file),
       ...plugins.map((p) => p.file),
       // Every module of the project the trust record holds: plugins and all they import.
       ...loaded.trust.files(),
     ].flatMap((file) => (file ? [file] : [])),
   );
+  // The shell's sandbox knows the config and cache dirs and `.rein/`, not where this config keeps sessions.
+  stateFolders(harness).add("rein", stateSessionDir(loaded, options.cwd));
   let host: PluginHost;
   try {
     host = await loadPlugins(

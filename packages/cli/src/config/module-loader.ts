@@ -18,7 +18,6 @@ import * as reinHarness from "@rein/harness";
 import * as reinSdk from "@rein/sdk";
 import { createJiti, type Jiti, type JitiOptions, type TransformOptions, type TransformResult } from "jiti";
 import * as typebox from "typebox";
-import { reinCacheRoot } from "../compile-cache.js";
 import { admitModule } from "../trust/module-gate.js";
 import { sha256 } from "../trust/trust-store.js";
 import { withFreshNativeModules } from "./native-reload.js";
@@ -27,7 +26,7 @@ import { readCached, writeCached } from "./transpile-cache.js";
 
 /** Where transpiled plugins are cached: `<cache root>/jiti`. */
 export function cacheDir(): string {
-  return join(reinCacheRoot(), "jiti");
+  return join(reinSdk.reinCacheDir(), "jiti");
 }
 
 export interface ModuleLoader {

@@ -5,12 +5,10 @@
  * before each decision (hook-daemon.ts). Like main.ts, an entry point: it parses
  * the command line with the CLI's own program, so flags mean what they mean to `rein`.
  */
-import { enableCompileCache } from "../compile-cache.js";
 import { observeModules } from "../trust/module-gate.js";
 
 const loaded: string[] = [];
 observeModules((file) => loaded.push(file));
-enableCompileCache();
 const { runHookDaemon } = await import("./hook-daemon.js");
 const { captureHookCommand } = await import("../commands/hook.js");
 const { buildProgram, globalsFrom } = await import("../program.js");

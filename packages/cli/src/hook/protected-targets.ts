@@ -6,16 +6,15 @@
  * (`.claude/settings*.json`, `.codex/config.toml`, `.codex/hooks.json`,
  * `.gemini/settings.json`, and the user-level ones), nor the user's Rein config
  * dir (the user layer, the trust records, the grant key, the hook daemon's
- * sockets and tokens), nor Rein's cache dir (transpiled plugins, V8's code
- * cache: both run at the next start): an agent that could edit them could take its reins off. Checked on the canonical paths the gates saw
+ * sockets and tokens), nor Rein's cache dir (transpiled config and plugins: they
+ * run at the next start): an agent that could edit them could take its reins off. Checked on the canonical paths the gates saw
  * (file tools) and on the shell's redirection targets, resolved the same way;
  * what a shell command does to a file by other means is the sandbox's to stop.
  */
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import type { AgentHarness } from "@rein/harness";
-import { protectedFiles, realpathLoose, reinConfigDir, type ToolCallFacts } from "@rein/sdk";
-import { reinCacheRoot } from "../compile-cache.js";
+import { protectedFiles, realpathLoose, reinCacheDir, reinConfigDir, type ToolCallFacts } from "@rein/sdk";
 
 const STATE_DIRS = new Set([".rein", ".rein-plugins", ".git"]);
 const CONFIG_NAME = /^rein\.config\.[^/]*$/;
@@ -54,9 +53,9 @@ export function protectedReason(harness: AgentHarness, absolute: string): string
   const configDir = realpathLoose(reinConfigDir());
   if (absolute === configDir || absolute.startsWith(`${configDir}${sep}`))
     return `${absolute} is in Rein's user config dir (trust records, grant key, the hook daemon)`;
-  const cacheRoot = realpathLoose(reinCacheRoot());
+  const cacheRoot = realpathLoose(reinCacheDir());
   if (absolute === cacheRoot || absolute.startsWith(`${cacheRoot}${sep}`))
-    return `${absolute} is in Rein's cache (transpiled plugins and compiled code Rein runs at its next start)`;
+    return `${absolute} is in Rein's cache (transpiled config and plugins Rein runs at its next start)`;
   return undefined;
 }
 

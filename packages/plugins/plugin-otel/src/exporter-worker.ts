@@ -23,8 +23,8 @@ export interface WorkerData {
 type CompileCache = { enableCompileCache?(dir: string): unknown; getCompileCacheDir?(): string | undefined };
 
 /**
- * A worker thread does not inherit the compile cache its host enabled (the CLI
- * does, for every command): the SDK's few hundred modules are compiled again
+ * A worker thread does not inherit the compile cache its host enabled (Rein's CLI
+ * enables none, but a host may, e.g. with `NODE_COMPILE_CACHE`): the SDK's few hundred modules are compiled again
  * in every process unless the worker enables the same folder before loading them.
  */
 function useHostCompileCache(dir: string | undefined): void {

@@ -2,7 +2,7 @@
  * @rein/tools-shell: a `bash` tool for Rein agents. The default export is the
  * plugin; `createBashTool` returns the tool itself for hosts that list tools.
  */
-import { definePlugin, SdkError, Type } from "@rein/sdk";
+import { definePlugin, SdkError, stateFolders, Type } from "@rein/sdk";
 import { openBashTool } from "./bash.js";
 import { gateUnsandboxedRuns } from "./escape.js";
 import { DEFAULT_SANDBOX_MODE } from "./sandbox-policy.js";
@@ -134,7 +134,19 @@ export default definePlugin({
         );
       }
     });
-    const handle = openBashTool({ ...options, unsandboxedEscape: "ask" });
+    // The host's state folders (a session dir outside `.rein/`) are never writable from the sandbox.
+    const folders = stateFolders(rein).list();
+    const sandbox =
+      folders.length === 0 || options.sandbox?.mode === "off"
+        ? options.sandbox
+        : {
+            ...options.sandbox,
+            filesystem: {
+              ...options.sandbox?.filesystem,
+              denyWrite: [...(options.sandbox?.filesystem?.denyWrite ?? []), ...folders],
+            },
+          };
+    const handle = openBashTool({ ...options, ...(sandbox ? { sandbox } : {}), unsandboxedEscape: "ask" });
     rein.registerTool(handle.tool);
     gateUnsandboxedRuns(rein, handle.tool.name);
     // The sandbox starts once the agent's first request is out, not at setup (where

@@ -11,7 +11,10 @@
  *   `git add`/`commit` write) is never writable, existing or not, whatever
  *   `allowWrite` says (`denyWrite` wins over `allowWrite`);
  * - the user's Rein config dir (`REIN_CONFIG_DIR`, `XDG_CONFIG_HOME`, `~/.config/rein`)
- *   is neither readable nor writable, whatever `denyRead` says;
+ *   is neither readable nor writable, whatever `denyRead` says; it holds the hook
+ *   daemon's folder (`hookd/`) too;
+ * - Rein's cache dir (`REIN_CACHE_DIR`, `XDG_CACHE_HOME`, `~/.cache/rein`: transpiled
+ *   config and plugins the next start runs) is never writable, whatever `allowWrite` says;
  * - the defaults deny reading the usual credential stores and give no network.
  */
 import { lstatSync, readdirSync } from "node:fs";
@@ -22,6 +25,7 @@ import {
   GIT_POINTER_FILES,
   GIT_WRITABLE_ENTRIES,
   REIN_STATE_NAMES,
+  reinCacheDir,
   reinConfigDir,
 } from "@rein/sdk";
 import { privateParent } from "./output-files.js";
@@ -212,6 +216,7 @@ export function resolveSandboxPolicy(
     ...protectedDirs.flatMap((dir) => REIN_STATE_NAMES.map((name) => join(dir, name))),
     ...git.flatMap((g) => g.denyWrite),
     configDir,
+    reinCacheDir(env),
     ...(fs.denyWrite ?? []).map(fromRoot),
   ];
   return {

@@ -75,3 +75,14 @@ export function reinConfigDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
   return path.join(base, "rein");
 }
+
+/**
+ * Rein's cache dir: `$REIN_CACHE_DIR`, else `$XDG_CACHE_HOME/rein`, else
+ * `~/.cache/rein`. It holds the transpiled config files and plugins that the next
+ * start runs, so no sandboxed command writes it and no file tool writes it.
+ */
+export function reinCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.REIN_CACHE_DIR) return path.resolve(env.REIN_CACHE_DIR);
+  const base = env.XDG_CACHE_HOME ? path.resolve(env.XDG_CACHE_HOME) : path.join(os.homedir(), ".cache");
+  return path.join(base, "rein");
+}

@@ -120,3 +120,36 @@ describe("the user's Rein config dir is unreadable and unwritable, wherever it i
     expect(existsSync(join(dir, "trust.json"))).toBe(false);
   });
 });
+
+describe("every Rein state folder is unwritable from the sandbox, even inside allowWrite", () => {
+  const names = ["REIN_CACHE_DIR", "XDG_CACHE_HOME", "REIN_CONFIG_DIR", "XDG_CONFIG_HOME"];
+  const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
+  afterEach(() => {
+    for (const name of names) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+  // Each: the environment that places the folder (under `base`), and the folder.
+  it.each([
+    ["Rein's cache ($REIN_CACHE_DIR)", (base: string) => ({ REIN_CACHE_DIR: join(base, "c") }), "c"],
+    ["Rein's cache ($XDG_CACHE_HOME/rein)", (base: string) => ({ XDG_CACHE_HOME: base }), "rein"],
+    ["its transpile cache", (base: string) => ({ REIN_CACHE_DIR: base }), "jiti"],
+    ["the hook daemon's folder", (base: string) => ({ REIN_CONFIG_DIR: base }), "hookd"],
+    ["the project's sessions", () => ({}), ".rein/sessions"],
+  ])("%s", async (_label, env, folder) => {
+    const base = tempDir();
+    for (const name of names) delete process.env[name];
+    Object.assign(process.env, env(base));
+    const dir = folder.startsWith(".rein") ? join(root, folder) : join(base, folder);
+    mkdirSync(dir, { recursive: true });
+    // The writes a program makes without naming the folder on its command line.
+    const result = await run(
+      `F='${dir}'; echo x > "$F/planted"; python3 -c "open('$F/by-python', 'w').write('x')"; mkdir "$F/v24"; ls "$F"`,
+      root,
+      { sandbox: { filesystem: { allowWrite: [base] } } },
+    );
+    expect(readdirSync(dir), textOf(result)).toEqual([]);
+    expect(result.details?.sandbox).toEqual({ mode: "workspace-write", unsandboxed: false });
+  });
+});
