@@ -77,6 +77,39 @@ function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
 }
 
+/** A process's CPU ms with that of its children: its own, the waited-for ones', the live ones'. */
+function treeCpuMs(pid) {
+  const stat = (p) => fs.readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
+  const own = stat(pid);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = stat(entry);
+      if (fields[1] === String(pid)) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited meanwhile: its time is in the parent's children's time once waited for
+    }
+  }
+  return (ticks * 1000) / TICK;
+}
+
+/** The postmaster serving `url` (its command line names the port), if it runs here. */
+function postmasterPid(url) {
+  const port = new URL(url).port;
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (/postgres$/.test(args[0]) && args.includes("-D") && args[args.indexOf("-p") + 1] === port)
+        return Number(entry);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return undefined;
+}
+
 function rssKiB(pid) {
   const line = fs
     .readFileSync(`/proc/${pid}/status`, "utf8")
@@ -85,7 +118,15 @@ function rssKiB(pid) {
   return Number(line.split(/\s+/)[1]);
 }
 
-async function once(serverUrl, modelUrl, workers, concurrency, sessionStore = "jsonl", waves = 0) {
+async function once(
+  serverUrl,
+  modelUrl,
+  workers,
+  concurrency,
+  sessionStore = "jsonl",
+  waves = 0,
+  others = () => 0,
+) {
   // waves 0: the burst (N jobs sent as a client would); waves >= 3: the steady supply.
   const inFlight = workers * concurrency;
   const jobs = inFlight * Math.max(1, waves);
@@ -177,6 +218,7 @@ async function once(serverUrl, modelUrl, workers, concurrency, sessionStore = "j
     await new Promise((resolve) => setTimeout(resolve, 500));
     const baseRss = children.map((c) => rssKiB(c.pid));
     const baseCpu = children.map((c) => cpuMs(c.pid));
+    const baseOthers = others();
     const clock = async () =>
       Number((await client.query("SELECT extract(epoch FROM now()) * 1000 AS t")).rows[0].t);
     const startedOn = await clock();
@@ -222,6 +264,7 @@ async function once(serverUrl, modelUrl, workers, concurrency, sessionStore = "j
       );
     const seconds = (now() - started) / 1000;
     const cpu = children.reduce((sum, c, i) => sum + cpuMs(c.pid) - baseCpu[i], 0);
+    const othersCpu = others() - baseOthers;
     const perRunKiB = children.map((_, i) => (peakRss[i] - baseRss[i]) / concurrency);
     // The database's completion times of the measured jobs, in ms from the first send.
     const ends = (
@@ -277,6 +320,8 @@ async function once(serverUrl, modelUrl, workers, concurrency, sessionStore = "j
       ...(steady ? { window: steady } : {}),
       throughput: steady ? steady.throughput : jobs / seconds,
       cpuPerJobMs: cpu / jobs,
+      // PostgreSQL (every backend) and the model server, per job: the rest of the machine's work.
+      othersCpuPerJobMs: othersCpu / jobs,
       rssPerRunKiB: Math.max(...perRunKiB),
       baseRssMiB: Math.max(...baseRss) / 1024,
     };
@@ -314,6 +359,8 @@ export async function benchConcurrentWorkers({
     for (const [workers, concurrency] of shapes) {
       for (const mode of modes) {
         const load = os.loadavg()[0];
+        const postmaster = postmasterPid(postgres.url);
+        const others = () => treeCpuMs(server.pid) + (postmaster ? treeCpuMs(postmaster) : 0);
         const row = await once(
           postgres.url,
           `http://127.0.0.1:${port}/v1`,
@@ -321,6 +368,7 @@ export async function benchConcurrentWorkers({
           concurrency,
           store,
           mode === "steady" ? waves : 0,
+          others,
         );
         row.store = store;
         row.load = [load, os.loadavg()[0]];
@@ -341,13 +389,16 @@ const measure = (r) =>
     ? `steady: ${r.jobs} runs, window ${r.window.from.toFixed(1)}-${r.window.to.toFixed(1)} s (${r.window.runs} runs)`
     : `burst: ${r.jobs} runs at once`;
 
+/** The most runs/s this machine's cores could finish at the row's CPU per job (workers, PostgreSQL, model server). */
+const cpuBound = (r) => (1000 * os.cpus().length) / (r.cpuPerJobMs + r.othersCpuPerJobMs);
+
 export function concurrentRows({ latency, rows }) {
   return [
-    `| workers x runs in flight (model latency ${latency} ms) | measured over | runs/s (ideal) | of ideal | CPU per job | RSS per idle in-flight run | worker RSS before | load avg |`,
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    `| workers x runs in flight (model latency ${latency} ms) | measured over | runs/s (ideal) | of ideal | CPU per job | + PostgreSQL, model server | CPU bound on ${os.cpus().length} cores | RSS per idle in-flight run | worker RSS before | load avg |`,
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows.map(
       (r) =>
-        `| ${r.workers} x ${r.concurrency} | ${measure(r)} | ${r.throughput.toFixed(1)} (${r.ideal.toFixed(0)}) | ${((100 * r.throughput) / r.ideal).toFixed(0)} % | ${r.cpuPerJobMs.toFixed(1)} ms | ${(r.rssPerRunKiB / 1024).toFixed(2)} MiB | ${r.baseRssMiB.toFixed(0)} MiB | ${r.load.map((l) => l.toFixed(1)).join("-")} |`,
+        `| ${r.workers} x ${r.concurrency} | ${measure(r)} | ${r.throughput.toFixed(1)} (${r.ideal.toFixed(0)}) | ${((100 * r.throughput) / r.ideal).toFixed(0)} % | ${r.cpuPerJobMs.toFixed(1)} ms | ${r.othersCpuPerJobMs.toFixed(1)} ms | ${cpuBound(r).toFixed(0)} runs/s | ${(r.rssPerRunKiB / 1024).toFixed(2)} MiB | ${r.baseRssMiB.toFixed(0)} MiB | ${r.load.map((l) => l.toFixed(1)).join("-")} |`,
     ),
   ].join("\n");
 }
