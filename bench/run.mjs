@@ -60,12 +60,13 @@ if (only.has("mcp")) rows.push(...mcpRows(await benchMcp({ reps: reps.mcp, scale
 if (only.has("agenthook"))
   rows.push(...agentHookRows(await benchAgentHook({ reps: reps.agenthook, scale, log })));
 if (only.has("workers")) {
-  // 1 worker x 200 and 4 workers x 1,000 runs in flight (--scale shrinks the runs, not the latency).
+  // 1 worker x 200 and 4 workers x 250 (1,000) runs in flight (--scale shrinks the runs, not the
+  // latency), each shape steady (4 waves of a continuous supply: the target) and as one burst.
   const shapes = [
     [1, Math.max(1, Math.round(200 * scale))],
     [4, Math.max(1, Math.round(250 * scale))],
   ];
-  rows.push(...workerBenchRows(await benchConcurrentWorkers({ shapes, latency: 2000, log })));
+  rows.push(...workerBenchRows(await benchConcurrentWorkers({ shapes, latency: 2000, waves: 4, log })));
 }
 if (only.has("peers")) rows.push(...peerRows(await benchPeers({ reps: reps.peers, log })));
 const seconds = (now() - started) / 1000;

@@ -19,11 +19,13 @@
  * - Each job held is heartbeated (pg-boss `touch`, fenced to the attempt fetched) every
  *   half `heartbeatSeconds`; a job the heartbeat no longer holds (expired, retried
  *   elsewhere) has its run's signal aborted, as pg-boss's own workers do.
- * - A run's result completes its job; a run that throws fails it (pg-boss retries it);
+ * - A run's result completes its job (those ending together in one statement,
+ *   job-completions.ts); a run that throws fails it (pg-boss retries it);
  *   jobs fetched as `stop()` began are failed at once (retried elsewhere). A job is
  *   settled once, by the attempt that fetched it.
  */
 import type { Job, PgBoss } from "pg-boss";
+import { JobCompletions } from "./job-completions.js";
 import { PROMPT_QUEUE, QUEUE_SCHEMA } from "./prompt-queue.js";
 
 export interface SlotSettings {
@@ -59,6 +61,7 @@ export class JobSlots<T> {
   readonly #settings: SlotSettings;
   readonly #run: RunJob<T>;
   readonly #held = new Map<string, Held>();
+  readonly #completions: JobCompletions;
   #stopping = false;
   #woken = false;
   #wake: (() => void) | undefined;
@@ -70,6 +73,7 @@ export class JobSlots<T> {
     this.#boss = boss;
     this.#settings = settings;
     this.#run = run;
+    this.#completions = new JobCompletions(boss);
   }
 
   /** Jobs held now. */
@@ -185,7 +189,7 @@ export class JobSlots<T> {
           await this.#boss.fail(PROMPT_QUEUE, attempt, { message: (error as Error).message });
           return;
         }
-        await this.#boss.complete(PROMPT_QUEUE, attempt, output);
+        await this.#completions.complete(attempt, output);
       } catch (error) {
         // Not settled (the database is away): the job's heartbeat stops with it, and it is retried.
         this.#settings.onError(error as Error);

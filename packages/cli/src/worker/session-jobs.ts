@@ -31,8 +31,9 @@ import {
 import { traceContext } from "@rein/sdk";
 import type pg from "pg";
 import { type Agent, buildAgent, type SharedStack } from "../agent/build-agent.js";
+import { queuedBefore } from "./earlier-requests.js";
 import { noticeStream, type QueueNotice } from "./notices.js";
-import { PROMPT_QUEUE, type PromptJob, parsePromptJob, QUEUE_SCHEMA } from "./prompt-queue.js";
+import type { PromptJob } from "./prompt-queue.js";
 
 export const REQUEST_ENTRY = "rein.request";
 
@@ -205,23 +206,6 @@ async function agenda(queue: pg.Pool, session: Session, job: PromptJob): Promise
   const own = list.findIndex((request) => request.own);
   if (own >= 0) (list[own] as Request).prompt = job.prompt;
   return list.slice(0, own + 1);
-}
-
-/** The session's requests still queued (or held by a worker) that were submitted before `job`. */
-async function queuedBefore(queue: pg.Pool, job: PromptJob): Promise<PromptJob[]> {
-  const { rows } = await queue.query<{ data: unknown }>(
-    `SELECT data FROM ${QUEUE_SCHEMA}.job
-      WHERE name = $1 AND state IN ('created', 'retry', 'active') AND data @> $2::jsonb
-        AND (data->>'submittedAt')::float8 < $3
-      ORDER BY (data->>'submittedAt')::float8, created_on`,
-    [PROMPT_QUEUE, JSON.stringify({ sessionId: job.sessionId }), job.submittedAt],
-  );
-  const jobs: PromptJob[] = [];
-  for (const row of rows) {
-    const parsed = parsePromptJob(row.data);
-    if (!("refused" in parsed) && parsed.requestId !== job.requestId) jobs.push(parsed);
-  }
-  return jobs;
 }
 
 async function runRequest(
