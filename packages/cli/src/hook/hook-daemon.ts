@@ -175,7 +175,7 @@ export async function runHookDaemon(
     const searched = configSearchDir(settings.project, cwd);
     for (const file of stackFiles(built, searched, parsed.globals.config !== undefined, env))
       watched.add(file);
-    for (const file of loadedModules) watched.add(file);
+    watched.addLoaded(loadedModules);
     audit = auditFor(built.loaded, { keepOpen: true, idleCloseMs: sessionIdleMs(env) });
     await serve(
       paths,
@@ -264,7 +264,7 @@ async function serve(
       answer = failureFrom(input, error, settings.onFailure);
     }
     // Modules a decision loaded for the first time are checked from now on too.
-    for (const file of loadedModules) watched.add(file);
+    watched.addLoaded(loadedModules);
     return { v: PROTOCOL, exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr };
   };
 
