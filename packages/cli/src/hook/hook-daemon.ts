@@ -272,6 +272,11 @@ async function serve(
     const chunks: Buffer[] = [];
     let size = 0;
     const reply = (value: DaemonReply) => socket.end(`${JSON.stringify(value)}\n`);
+    // Settles once the answer is out (the end written and shut down: the client has it) or the socket is gone.
+    const sent = new Promise<void>((resolve) => {
+      socket.once("finish", resolve);
+      socket.once("close", resolve);
+    });
     socket.on("error", () => undefined);
     socket.on("data", (chunk: Buffer) => {
       size += chunk.length;
@@ -294,13 +299,20 @@ async function serve(
       if (stopping) return reply({ v: PROTOCOL, refused: "stopping" });
       const text = request.input;
       const answered = queue.then(() => decide(text));
-      queue = answered.catch(() => undefined);
-      answered
-        .then(reply, () => reply({ v: PROTOCOL, refused: "the daemon failed" }))
+      answered.then(reply, () => reply({ v: PROTOCOL, refused: "the daemon failed" }));
+      // Rein itself upgraded or rebuilt: the next event is decided by a fresh process. Checked
+      // once the answer is out, not before: `end()` shuts the socket down only when the event
+      // loop runs, so ~a thousand stats right after it held the client's answer back. In the
+      // queue, so no other answer comes before the check.
+      queue = answered
+        .then(
+          () => sent,
+          () => sent,
+        )
         .then(() => {
-          // Rein itself upgraded or rebuilt: the next event is decided by a fresh process.
           if (!stopping && watched.installChanged() !== undefined) stop();
-        });
+        })
+        .catch(() => undefined);
     });
   };
   server.on("connection", handle);
