@@ -26,8 +26,8 @@ function signature(file: string): string {
  * Two groups: the project's and the user's files (config layers, project
  * plugins and what they import, the trust record), checked before every
  * decision; and Rein's own installation (the CLI and the packages it depends
- * on, about a thousand files), checked right after each answer, off the
- * agent's wait: after an upgrade of Rein itself at most one answer comes from
+ * on, about a thousand files), checked once each answer is out and before the
+ * next decision (hook-daemon.ts), off the agent's wait: after an upgrade of Rein itself at most one answer comes from
  * the code that was installed when the event arrived, as it would from a
  * process started a moment earlier.
  */
