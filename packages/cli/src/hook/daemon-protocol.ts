@@ -103,16 +103,19 @@ export function processState(state: ProcessState): string {
  */
 export function fingerprint(state: ProcessState | string): string {
   const text = typeof state === "string" ? state : processState(state);
-  let out = "";
-  for (const seed of [0x811c9dc5, 0x01000193, 0x9e3779b9]) {
-    let hash = seed >>> 0;
-    for (let i = 0; i < text.length; i++) {
-      hash ^= text.charCodeAt(i);
-      hash = Math.imul(hash, 0x01000193) >>> 0;
-    }
-    out += hash.toString(16).padStart(8, "0");
+  // The three passes in one loop (the same hashes): the state is a few KB walked by
+  // a hook process whose code never gets optimised, so each pass cost ~0.5 ms.
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  let c = 0x9e3779b9;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    a = Math.imul(a ^ code, 0x01000193);
+    b = Math.imul(b ^ code, 0x01000193);
+    c = Math.imul(c ^ code, 0x01000193);
   }
-  return out;
+  const hex = (hash: number) => (hash >>> 0).toString(16).padStart(8, "0");
+  return hex(a) + hex(b) + hex(c);
 }
 
 export interface DaemonPaths {

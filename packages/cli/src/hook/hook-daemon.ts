@@ -150,7 +150,7 @@ export async function runHookDaemon(
     const searched = configSearchDir(settings.project, cwd);
     for (const file of stackFiles(built.loaded, searched, parsed.globals.config !== undefined, env))
       watched.add(file);
-    for (const file of loadedModules) watched.add(file);
+    watched.addLoaded(loadedModules);
     audit = auditFor(built.loaded, { keepOpen: true, idleCloseMs: sessionIdleMs(env) });
     await serve(
       paths,
@@ -239,7 +239,7 @@ async function serve(
       answer = failureFrom(input, error, settings.onFailure);
     }
     // Modules a decision loaded for the first time are checked from now on too.
-    for (const file of loadedModules) watched.add(file);
+    watched.addLoaded(loadedModules);
     return { v: PROTOCOL, exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr };
   };
 
@@ -247,6 +247,11 @@ async function serve(
     const chunks: Buffer[] = [];
     let size = 0;
     const reply = (value: DaemonReply) => socket.end(`${JSON.stringify(value)}\n`);
+    // Settles once the answer is out (the end written and shut down: the client has it) or the socket is gone.
+    const sent = new Promise<void>((resolve) => {
+      socket.once("finish", resolve);
+      socket.once("close", resolve);
+    });
     socket.on("error", () => undefined);
     socket.on("data", (chunk: Buffer) => {
       size += chunk.length;
@@ -269,13 +274,20 @@ async function serve(
       if (stopping) return reply({ v: PROTOCOL, refused: "stopping" });
       const text = request.input;
       const answered = queue.then(() => decide(text));
-      queue = answered.catch(() => undefined);
-      answered
-        .then(reply, () => reply({ v: PROTOCOL, refused: "the daemon failed" }))
+      answered.then(reply, () => reply({ v: PROTOCOL, refused: "the daemon failed" }));
+      // Rein itself upgraded or rebuilt: the next event is decided by a fresh process. Checked
+      // once the answer is out, not before: `end()` shuts the socket down only when the event
+      // loop runs, so ~a thousand stats right after it held the client's answer back. In the
+      // queue, so no other answer comes before the check.
+      queue = answered
+        .then(
+          () => sent,
+          () => sent,
+        )
         .then(() => {
-          // Rein itself upgraded or rebuilt: the next event is decided by a fresh process.
           if (!stopping && watched.installChanged() !== undefined) stop();
-        });
+        })
+        .catch(() => undefined);
     });
   };
   server.on("connection", handle);

@@ -26,8 +26,8 @@ function signature(file: string): string {
  * Two groups: the project's and the user's files (config layers, project
  * plugins and what they import, the trust record), checked before every
  * decision; and Rein's own installation (the CLI and the packages it depends
- * on, about a thousand files), checked right after each answer, off the
- * agent's wait: after an upgrade of Rein itself at most one answer comes from
+ * on, about a thousand files), checked once each answer is out and before the
+ * next decision (hook-daemon.ts), off the agent's wait: after an upgrade of Rein itself at most one answer comes from
  * the code that was installed when the event arrived, as it would from a
  * process started a moment earlier.
  */
@@ -35,6 +35,8 @@ export class WatchedFiles {
   readonly #before = new Map<string, string>();
   readonly #after = new Map<string, string>();
   readonly #isInstalled: (file: string) => boolean;
+  /** How much of the append-only module list `addLoaded` has recorded already. */
+  #loadedSeen = 0;
 
   constructor(isInstalled: (file: string) => boolean) {
     this.#isInstalled = isInstalled;
@@ -44,6 +46,15 @@ export class WatchedFiles {
   add(file: string): void {
     const group = this.#isInstalled(file) ? this.#after : this.#before;
     if (!group.has(file)) group.set(file, signature(file));
+  }
+
+  /**
+   * Records the files appended to `loaded` (the process's append-only list of
+   * module files) since the last call: per decision only what it newly loaded,
+   * not the whole list again (a re-walk of every module cost ~10 ms per answer).
+   */
+  addLoaded(loaded: readonly string[]): void {
+    for (; this.#loadedSeen < loaded.length; this.#loadedSeen++) this.add(loaded[this.#loadedSeen] as string);
   }
 
   get size(): { before: number; after: number } {

@@ -87,6 +87,23 @@ describe("a daemon answers only for the exact process state it was started with"
   it("the order of variables does not make another daemon (the same state)", () => {
     expect(fingerprint({ ...BASE, env: { HOME: "/home/u", PATH: "/usr/bin" } })).toBe(base);
   });
+  it("the socket name is three seeded FNV-1a passes over the state (the one-loop form computes the same)", () => {
+    const threePasses = (text: string) => {
+      let out = "";
+      for (const seed of [0x811c9dc5, 0x01000193, 0x9e3779b9]) {
+        let hash = seed >>> 0;
+        for (let i = 0; i < text.length; i++) {
+          hash ^= text.charCodeAt(i);
+          hash = Math.imul(hash, 0x01000193) >>> 0;
+        }
+        out += hash.toString(16).padStart(8, "0");
+      }
+      return out;
+    };
+    for (const text of ["", "a", "é ☃ \u{1f600}", JSON.stringify(BASE).repeat(50)])
+      expect(fingerprint(text)).toBe(threePasses(text));
+    expect(fingerprint("")).toBe("811c9dc5010001939e3779b9");
+  });
 });
 
 let dir = "";
