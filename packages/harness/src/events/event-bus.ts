@@ -19,9 +19,20 @@ interface Registration {
 }
 
 /** Listener code runs through the harness's one plugin driver. */
-export type EventBusDriver = Pick<PluginDriver, "run">;
+export type EventBusDriver = Pick<PluginDriver, "runNow">;
 
 const DELIVERED: Promise<void> = Promise.resolve();
+const NO_OPTIONS = {};
+/** `event:<type>`, the hook name a listener's failure is reported under, built once per type. */
+const HOOKS = new Map<string, string>();
+const hookOf = (type: string): string => {
+  let hook = HOOKS.get(type);
+  if (hook === undefined) {
+    hook = `event:${type}`;
+    HOOKS.set(type, hook);
+  }
+  return hook;
+};
 
 export class EventBus {
   private registrations: Registration[] = [];
@@ -146,13 +157,15 @@ export class EventBus {
     for (const registration of registrations) {
       if (registration.type !== undefined && registration.type !== event.type) continue;
       try {
-        await this.driver.run(
-          { plugin: registration.owner, hook: `event:${event.type}` },
-          {},
+        const answer = this.driver.runNow(
+          { plugin: registration.owner, hook: hookOf(event.type) },
+          NO_OPTIONS,
           registration.listener,
           undefined,
           event,
         );
+        // Only a listener still working is awaited: a synchronous one costs no microtask.
+        if (answer instanceof Promise) await answer;
       } catch (error) {
         if (event.type === "plugin_error") continue; // never report a failing error reporter in a loop
         const failure = error as { plugin?: string; code?: string; toolCallId?: string };
