@@ -252,24 +252,31 @@ export class PluginDriver {
     return PENDING;
   }
 
-  /**
-   * `invoke` for one call with nobody walking taps: resolves with the plugin's
-   * answer, rejects with its failure tagged once (a timeout or an abort included).
-   */
-  run<T>(
+  /** `invoke` for one call with nobody walking taps: resolves with the answer, rejects with the failure tagged once. */
+  run<T>(...call: Parameters<PluginDriver["runNow"]>): Promise<T> {
+    try {
+      const answer = this.runNow(...call); // a synchronous answer is never a promise: `invoke` waits for those
+      return answer instanceof Promise ? answer : Promise.resolve(answer as T);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** `run` for a caller that goes on at once (event delivery): a throw is thrown; only a pending answer is a promise. */
+  runNow(
     site: PluginCallSite,
     options: PluginCallOptions,
     fn: PluginFunction,
     self?: unknown,
     a?: unknown,
     b?: unknown,
-  ): Promise<T> {
+  ): unknown {
     const call = new SingleCall(site, options.signal);
     const value = this.invoke(call, fn, self, a, b, options.timeoutMs);
-    if (value === THREW) return Promise.reject(call.error);
-    if (value !== PENDING) return Promise.resolve(value as T);
-    return new Promise<T>((resolve, reject) => {
-      call.resolve = resolve as (result: unknown) => void;
+    if (value === THREW) throw call.error;
+    if (value !== PENDING) return value;
+    return new Promise((resolve, reject) => {
+      call.resolve = resolve;
       call.reject = reject;
     });
   }
