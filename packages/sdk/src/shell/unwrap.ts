@@ -7,7 +7,7 @@
  * it) and records in `unknown` whatever it could not follow.
  */
 import path from "node:path";
-import { builtinProblem, RESERVED_WORDS } from "./builtins.js";
+import { assignedNames, builtinProblem, RESERVED_WORDS } from "./builtins.js";
 import type { ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
 import type { WordValue } from "./words.js";
 import {
@@ -156,6 +156,8 @@ export class Unwrapper {
           return;
         }
         let next = parsed.next;
+        // `env -C dir git status` is `git -C dir status`: only the words as written describe it.
+        if (words.slice(from + 1, next).some((w) => /^(?:-[^-]*C|--chdir)/.test(w.value))) acc.direct = false;
         while (next < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test((words[next] as WordValue).value)) {
           acc.assignments.push((words[next] as WordValue).value);
           next++;
@@ -214,8 +216,15 @@ export class Unwrapper {
           emit(from);
           return;
         }
-      case "hash":
       case "enable":
+        // `enable NAME` loads ./NAME as a shared object when NAME is not a builtin (bash 5.2): only listing is understood.
+        if (words.slice(from + 1).some((w) => w.expanded || !/^-[aps]+$/.test(w.value))) {
+          fail("enable loads shared objects or changes which builtins run");
+          return;
+        }
+        emit(from);
+        return;
+      case "hash":
         if (words.slice(from + 1).some((w) => /^-[a-z]*[pf]/.test(w.value))) {
           fail(`${name} changes what later commands run`);
           return;
@@ -402,7 +411,7 @@ export class Unwrapper {
     if (evaluated) this.analysis.unknown.push({ reason: evaluated, text: argv.join(" ") });
     const command: SimpleCommandFacts = {
       argv,
-      assignments: [...acc.assignments],
+      assignments: [...acc.assignments, ...assignedNames(words)],
       redirections: [...acc.redirections],
       wrappers: [...(scope.outer?.wrappers ?? []), ...acc.wrappers],
       original,
