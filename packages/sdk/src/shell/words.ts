@@ -3,7 +3,7 @@
  * `$'\x67it'` is `git`, `g\it` is `git`, backslash-newline disappears.
  *
  * Invariant: a word whose value depends on the run (a variable, a substitution, an
- * unquoted glob or brace, arithmetic) is marked `expanded` with the kinds found, and
+ * unquoted glob, brace or leading tilde, arithmetic, a translated `$"..."`) is marked `expanded` with the kinds found, and
  * its value keeps the expansion as written; nothing dynamic is ever reported as a
  * plain literal.
  */
@@ -16,7 +16,7 @@ export interface WordValue {
   value: string;
   /** Decided at run time. */
   expanded: boolean;
-  /** `variable`, `ifs`, `substitution`, `process-substitution`, `arithmetic`, `glob`, `brace`. */
+  /** `variable`, `ifs`, `substitution`, `process-substitution`, `arithmetic`, `glob`, `brace`, `tilde`, `translation`. */
   kinds: string[];
   /** Command and process substitutions inside the word, to analyse as commands of their own. */
   nested: Node[];
@@ -49,6 +49,8 @@ export function wordValue(node: Node): WordValue {
   const acc: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [], problems: [] };
   part(node, acc);
   if (/[*?]|\[.*\]/.test(acc.skeleton)) acc.kinds.add("glob");
+  // `~`, `~user`, `~+` become a home folder or $PWD: a deny rule on the real path must still see it.
+  if (acc.skeleton.startsWith("~")) acc.kinds.add("tilde");
   if (/\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}/.test(acc.skeleton)) acc.kinds.add("brace");
   return {
     value: acc.value,

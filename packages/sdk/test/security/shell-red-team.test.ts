@@ -157,6 +157,8 @@ export const WORDS: [klass: string, script: string][] = [
   ["a translated string", 'ls $"push" a$"b"c'],
   ["a translated string", '$"ls" $"x y"'],
   ["a translated string", 'ls $"b"c $"a"$"b" "$" a$'],
+  ["a tilde is a home folder", "ls ~ ~/x ~+ '~' ~ a~"],
+  ["a tilde is a home folder", "ls ~root/.ssh"],
 ];
 
 describe("the words bash runs are the words the analysis lists", () => {
@@ -166,7 +168,11 @@ describe("the words bash runs are the words the analysis lists", () => {
     expect(trace.argv).toHaveLength(1);
     expect(judge(facts, trace, true)).toBeUndefined();
     const ls = facts.commands.find((c) => c.argv[0] === "ls");
-    expect(ls?.argv).toEqual(trace.argv[0]);
+    const ran = trace.argv[0] ?? [];
+    expect(ls?.argv).toHaveLength(ran.length);
+    // A word the analysis lists as literal is the word bash passed; any other must be marked decided at run time.
+    const differing = ran.flatMap((word, i) => (ls?.argv[i] === word ? [] : [i]));
+    for (const i of differing) expect(ls?.expanded, `word ${i} of ${JSON.stringify(ran)}`).toContain(i);
   });
 
   it("a translated string is decided at run time (a message catalogue may translate it)", async () => {
