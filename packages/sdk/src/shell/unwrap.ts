@@ -253,6 +253,11 @@ export class Unwrapper {
         return;
       }
       if ("script" in input) {
+        if (input.startup)
+          this.analysis.unknown.push({
+            reason: `${name}: ${input.startup}`,
+            text: words.map((w) => w.value).join(" "),
+          });
         const script = words[input.script] as WordValue;
         if (script.expanded) {
           fail(`${name} -c with a command string decided at run time`);

@@ -249,9 +249,11 @@ const SHELL_LONG_OPTIONS = new Set([
 export function shellCommandString(
   words: readonly WordValue[],
   from: number,
-): { script: number } | { file: number } | { stdin: true } | { unknown: string } {
+): { script: number; startup?: string } | { file: number } | { stdin: true } | { unknown: string } {
   let i = from;
   let commandMode = false;
+  /** Why a startup file runs before the command string (it is then still read, for deny rules). */
+  let startup: string | undefined;
   while (i < words.length) {
     const word = words[i] as WordValue;
     if (word.expanded) return { unknown: `shell option decided at run time: ${word.value}` };
@@ -259,6 +261,11 @@ export function shellCommandString(
     if (text === "--" || text === "-") {
       i++;
       break;
+    }
+    if (text === "--rcfile" || text === "--init-file") {
+      startup ??= `${text} names a startup file an interactive shell runs`;
+      i += 2;
+      continue;
     }
     if (text.startsWith("--")) {
       if (!SHELL_LONG_OPTIONS.has(text))
@@ -270,7 +277,7 @@ export function shellCommandString(
     const letters = text.slice(1);
     // An interactive shell runs ~/.bashrc (or --rcfile) before the command string.
     if (text.startsWith("-") && letters.includes("i"))
-      return { unknown: "an interactive shell (-i) runs its startup files before the command" };
+      startup ??= "an interactive shell (-i) runs its startup files before the command";
     if (text.startsWith("-") && letters.includes("c")) commandMode = true;
     if (text.startsWith("-") && letters.includes("s")) return { stdin: true };
     // -o and -O take an option name.
@@ -278,8 +285,9 @@ export function shellCommandString(
   }
   if (commandMode) {
     if (i >= words.length) return { unknown: "shell -c without a command string" };
-    return { script: i };
+    return startup ? { script: i, startup } : { script: i };
   }
+  if (startup) return { unknown: startup };
   if (i >= words.length) return { stdin: true };
   return { file: i };
 }

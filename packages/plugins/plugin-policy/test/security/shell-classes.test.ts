@@ -183,6 +183,7 @@ export const ATTACKS: Row[] = [
   ["xargs environment", "echo | xargs --process-slot-var=PATH git status", "builtins", "ask", DENY_RM],
   ["interactive shell startup file", "bash --rcfile ./evil.sh -ic 'git status'", "builtins", "ask", DENY_RM],
   ["interactive shell startup file", "bash -i -c 'git status'", "builtins", "ask", DENY_RM],
+  ["interactive shell startup file", "bash -i -c 'rm -rf x'", "echo", "deny", DENY_RM],
   ["enable loads a shared object", "enable ev; git status", "builtins", "ask", DENY_RM],
   ["env -C runs elsewhere", "env -C /tmp/other git status", "builtins", "deny", DEFAULT],
   ["a NUL ends $'...'", "$'rm\\0x' -rf y", "echo", "deny", DENY_RM],
