@@ -39,6 +39,9 @@ const SYSTEM_BIN = new Set([
   "/opt/homebrew/bin",
 ]);
 
+/** bash's hash table and alias table as variables: `BASH_CMDS[0]=/bin/rm; 0 -rf x` runs rm. */
+const COMMAND_TABLES = /^(?:BASH_CMDS|BASH_ALIASES)(?:\[|\+?=)/;
+
 /** Where a command sits and what feeds it. */
 export interface Scope {
   context: string[];
@@ -414,9 +417,16 @@ export class Unwrapper {
     const expanded = words.flatMap((w, i) => (w.expanded ? [i] : []));
     const evaluated = builtinProblem(words);
     if (evaluated) this.analysis.unknown.push({ reason: evaluated, text: argv.join(" ") });
+    const assignments = [...acc.assignments, ...assignedNames(words)];
+    for (const assignment of assignments)
+      if (COMMAND_TABLES.test(assignment))
+        this.analysis.unknown.push({
+          reason: "an assignment to BASH_CMDS or BASH_ALIASES changes which program a command name runs",
+          text: assignment,
+        });
     const command: SimpleCommandFacts = {
       argv,
-      assignments: [...acc.assignments, ...assignedNames(words)],
+      assignments,
       redirections: [...acc.redirections],
       wrappers: [...(scope.outer?.wrappers ?? []), ...acc.wrappers],
       original,

@@ -149,6 +149,26 @@ describe("what bash runs through a changed PATH, a startup file or a shared obje
   });
 });
 
+/** Scripts where bash runs a program under another name than the one listed (the oracle's judge sees it). */
+export const RENAMED: [klass: string, script: string][] = [
+  ["the hash table as a variable", "BASH_CMDS[0]=/usr/bin/touch; 0 x"],
+  ["the hash table as a variable", "BASH_CMDS=/usr/bin/touch; 0 x"],
+  ["the hash table as a variable", "printf -v BASH_CMDS %s /usr/bin/touch; 0 x"],
+  ["the hash table as a variable", "read BASH_CMDS <<< /usr/bin/touch; 0 x"],
+  ["the hash table as a variable", "for BASH_CMDS in /usr/bin/touch; do 0 x; done"],
+  ["the alias table as a variable", "bash -O expand_aliases -c $'BASH_ALIASES[0]=touch\n0 x'"],
+  ["the alias table as a variable", "bash --posix -c $'BASH_ALIASES[0]=touch\n0 x'"],
+];
+
+describe("a program bash runs under another name is unknown", () => {
+  it.each(RENAMED)("%s: %j", async (_klass, script) => {
+    const trace = await traceBash(script);
+    const facts = await analyzeShell(script);
+    expect(judge(facts, trace, true)?.unlisted).toEqual(["touch"]);
+    expect(facts.unknown.map((u) => u.reason).join("; ")).toContain("BASH_CMDS or BASH_ALIASES");
+  });
+});
+
 /** Words bash really runs, as the analysis must list them. */
 export const WORDS: [klass: string, script: string][] = [
   ["a NUL ends $'...'", "$'ls\\0x' $'a\\0b'c"],

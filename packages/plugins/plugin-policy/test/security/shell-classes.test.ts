@@ -188,6 +188,8 @@ export const ATTACKS: Row[] = [
   ["env -C runs elsewhere", "env -C /tmp/other git status", "builtins", "deny", DEFAULT],
   ["a NUL ends $'...'", "$'rm\\0x' -rf y", "echo", "deny", DENY_RM],
   ["a NUL ends $'...'", "git $'push\\x00' origin", "push", "deny", "policy:no-push"],
+  ["hash table as a variable", "BASH_CMDS[0]=/bin/rm; 0 -rf x", "echo", "ask", DENY_RM],
+  ["hash table as a variable", "printf -v BASH_CMDS %s /bin/rm; 0 -rf x", "builtins", "ask", DENY_RM],
   ["translated string", 'git $"push" origin', "push", "deny", "policy:no-push"],
   ["translated string", 'git pu$"sh"', "push", "deny", "policy:no-push"],
 ];
