@@ -161,8 +161,16 @@ export class Unwrapper {
         let next = parsed.next;
         // `env -C dir git status` is `git -C dir status`: only the words as written describe it.
         if (words.slice(from + 1, next).some((w) => /^(?:-[^-]*C|--chdir)/.test(w.value))) acc.direct = false;
-        while (next < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test((words[next] as WordValue).value)) {
-          acc.assignments.push((words[next] as WordValue).value);
+        // env takes every word with a `=` as an assignment, names bash could not assign too.
+        while (next < words.length && (words[next] as WordValue).value.includes("=")) {
+          const assignment = (words[next] as WordValue).value;
+          if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(assignment)) {
+            fail(
+              "env: a variable name bash does not assign (BASH_FUNC_name%%= defines a function in a child bash)",
+            );
+            return;
+          }
+          acc.assignments.push(assignment);
           next++;
         }
         if (next >= words.length) {

@@ -160,6 +160,24 @@ export const RENAMED: [klass: string, script: string][] = [
   ["the alias table as a variable", "bash --posix -c $'BASH_ALIASES[0]=touch\n0 x'"],
 ];
 
+/** Scripts where bash runs a program the analysis does not list at all. */
+export const HIDDEN: [klass: string, script: string, reason: string][] = [
+  [
+    "an exported function through env",
+    "env 'BASH_FUNC_git%%=() { touch x; }' bash -c 'git status'",
+    "BASH_FUNC",
+  ],
+];
+
+describe("a program bash runs that the analysis cannot list is unknown", () => {
+  it.each(HIDDEN)("%s: %j", async (_klass, script, reason) => {
+    const trace = await traceBash(script);
+    const facts = await analyzeShell(script);
+    expect(judge(facts, trace, true)?.unlisted).toContain("touch");
+    expect(facts.unknown.map((u) => u.reason).join("; ")).toContain(reason);
+  });
+});
+
 describe("a program bash runs under another name is unknown", () => {
   it.each(RENAMED)("%s: %j", async (_klass, script) => {
     const trace = await traceBash(script);

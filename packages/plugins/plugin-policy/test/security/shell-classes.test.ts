@@ -190,6 +190,13 @@ export const ATTACKS: Row[] = [
   ["a NUL ends $'...'", "git $'push\\x00' origin", "push", "deny", "policy:no-push"],
   ["hash table as a variable", "BASH_CMDS[0]=/bin/rm; 0 -rf x", "echo", "ask", DENY_RM],
   ["hash table as a variable", "printf -v BASH_CMDS %s /bin/rm; 0 -rf x", "builtins", "ask", DENY_RM],
+  [
+    "exported function through env",
+    "env 'BASH_FUNC_git%%=() { rm -rf x; }' bash -c 'git status'",
+    "echo",
+    "ask",
+    DENY_RM,
+  ],
   ["translated string", 'git $"push" origin', "push", "deny", "policy:no-push"],
   ["translated string", 'git pu$"sh"', "push", "deny", "policy:no-push"],
 ];
