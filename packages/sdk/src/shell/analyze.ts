@@ -23,8 +23,10 @@ import { MAX_NESTING, type Scope, Unwrapper } from "./unwrap.js";
 import {
   AMBIGUOUS_ARITHMETIC,
   collectSubstitutions,
+  isVariableRedirection,
   wordValue as resolveWord,
   sourceOf,
+  translatedString,
   type WordValue,
 } from "./words.js";
 import { literalWord } from "./wrappers.js";
@@ -367,7 +369,14 @@ export class ShellAnalysis {
       else if (REDIRECT_KINDS.has(child.type)) redirections.push(...this.redirection(child, scope));
       else if (child.type === "comment") continue;
       else if (child.isNamed || child.type === "$") {
-        const value = child.isNamed ? this.word(child, scope) : literalWord("$");
+        let value = child.isNamed ? this.word(child, scope) : literalWord("$");
+        const translation = translatedString(child);
+        // `git $"push"`: the grammar splits a translated string into `$` and a string; bash runs the translation.
+        if (translation === "dollar") value = literalWord("");
+        if (translation === "string")
+          value = { ...value, expanded: true, kinds: [...value.kinds, "translation"] };
+        if (isVariableRedirection(child, source))
+          this.flag("a {NAME} redirection sets a variable (the parser reads it as an argument)", node);
         // bash joins `a\<newline>b` into one word; the grammar splits it in two.
         const gap = previousEnd >= 0 ? source.slice(previousEnd, child.startIndex).replace(/\\\n/g, "") : " ";
         const last = words[words.length - 1];

@@ -196,6 +196,69 @@ export function builtinProblem(words: readonly WordValue[]): string | undefined 
   return EVALUATING_BUILTINS[name]?.(words.slice(1));
 }
 
+/** Where a builtin puts the variables it sets: options naming one, and whether the operands are names. */
+interface Setting {
+  withArg: string;
+  nameOptions: string;
+  operands: boolean;
+  /** Options after which the operands are not variables (`unset -f` names functions, `declare -p` prints). */
+  notVariables?: string;
+}
+
+const SETTING: Readonly<Record<string, Setting>> = {
+  printf: { withArg: "v", nameOptions: "v", operands: false },
+  read: { withArg: "adinNptu", nameOptions: "a", operands: true },
+  mapfile: { withArg: "dnOsuCc", nameOptions: "", operands: true },
+  readarray: { withArg: "dnOsuCc", nameOptions: "", operands: true },
+  wait: { withArg: "p", nameOptions: "p", operands: false },
+  unset: { withArg: "", nameOptions: "", operands: true, notVariables: "f" },
+  // A bare name makes the variable local and unset in a function: `f() { local PATH; git; }` runs ./git.
+  local: { withArg: "", nameOptions: "", operands: true, notVariables: "pfF" },
+  declare: { withArg: "", nameOptions: "", operands: true, notVariables: "pfF" },
+  typeset: { withArg: "", nameOptions: "", operands: true, notVariables: "pfF" },
+};
+
+/**
+ * The variables a builtin sets by a name it is given (`printf -v PATH`, `read PATH`,
+ * `mapfile PATH`, `getopts a PATH`, `wait -p PATH`, `unset PATH`, `local PATH`), as
+ * `NAME=<builtin>`: like a `NAME=value` prefix they change what later commands run, so
+ * an allow rule covers them only when it names them. Names decided at run time are
+ * `unknown` already (`builtinProblem`); the fixed defaults (`REPLY`, `MAPFILE`,
+ * `OPTARG`) are not listed.
+ */
+export function assignedNames(words: readonly WordValue[]): string[] {
+  const head = words[0];
+  if (!head || head.expanded) return [];
+  const builtin = head.value;
+  const args = words.slice(1).map((w) => w.value);
+  if (builtin === "getopts")
+    return args[1] !== undefined && plainName(args[1]) ? [`${args[1]}=<getopts>`] : [];
+  const setting = SETTING[builtin];
+  if (!setting) return [];
+  const names: string[] = [];
+  let i = 0;
+  let variables = true;
+  for (; i < args.length; i++) {
+    const text = args[i] as string;
+    if (text === "--") {
+      i++;
+      break;
+    }
+    if (!/^[-+]./.test(text)) break;
+    for (let k = 1; k < text.length; k++) {
+      const letter = text[k] as string;
+      if (setting.notVariables?.includes(letter)) variables = false;
+      if (!setting.withArg.includes(letter)) continue;
+      const attached = text.slice(k + 1);
+      const value = attached !== "" ? attached : args[++i];
+      if (setting.nameOptions.includes(letter) && value !== undefined) names.push(value);
+      break;
+    }
+  }
+  if (setting.operands && variables) for (const text of args.slice(i)) if (plainName(text)) names.push(text);
+  return names.map((name) => `${name}=<${builtin}>`);
+}
+
 /** bash's reserved words: as a command name they mean the grammar misread a compound command. */
 export const RESERVED_WORDS = new Set([
   "!",

@@ -7,7 +7,7 @@
  * it) and records in `unknown` whatever it could not follow.
  */
 import path from "node:path";
-import { builtinProblem, RESERVED_WORDS } from "./builtins.js";
+import { assignedNames, builtinProblem, RESERVED_WORDS } from "./builtins.js";
 import type { ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
 import type { WordValue } from "./words.js";
 import {
@@ -38,6 +38,9 @@ const SYSTEM_BIN = new Set([
   "/usr/local/sbin",
   "/opt/homebrew/bin",
 ]);
+
+/** bash's hash table and alias table as variables: `BASH_CMDS[0]=/bin/rm; 0 -rf x` runs rm. */
+const COMMAND_TABLES = /^(?:BASH_CMDS|BASH_ALIASES)(?:\[|\+?=)/;
 
 /** Where a command sits and what feeds it. */
 export interface Scope {
@@ -156,8 +159,18 @@ export class Unwrapper {
           return;
         }
         let next = parsed.next;
-        while (next < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test((words[next] as WordValue).value)) {
-          acc.assignments.push((words[next] as WordValue).value);
+        // `env -C dir git status` is `git -C dir status`: only the words as written describe it.
+        if (words.slice(from + 1, next).some((w) => /^(?:-[^-]*C|--chdir)/.test(w.value))) acc.direct = false;
+        // env takes every word with a `=` as an assignment, names bash could not assign too.
+        while (next < words.length && (words[next] as WordValue).value.includes("=")) {
+          const assignment = (words[next] as WordValue).value;
+          if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(assignment)) {
+            fail(
+              "env: a variable name bash does not assign (BASH_FUNC_name%%= defines a function in a child bash)",
+            );
+            return;
+          }
+          acc.assignments.push(assignment);
           next++;
         }
         if (next >= words.length) {
@@ -214,8 +227,15 @@ export class Unwrapper {
           emit(from);
           return;
         }
-      case "hash":
       case "enable":
+        // `enable NAME` loads ./NAME as a shared object when NAME is not a builtin (bash 5.2): only listing is understood.
+        if (words.slice(from + 1).some((w) => w.expanded || !/^-[aps]+$/.test(w.value))) {
+          fail("enable loads shared objects or changes which builtins run");
+          return;
+        }
+        emit(from);
+        return;
+      case "hash":
         if (words.slice(from + 1).some((w) => /^-[a-z]*[pf]/.test(w.value))) {
           fail(`${name} changes what later commands run`);
           return;
@@ -244,6 +264,11 @@ export class Unwrapper {
         return;
       }
       if ("script" in input) {
+        if (input.startup)
+          this.analysis.unknown.push({
+            reason: `${name}: ${input.startup}`,
+            text: words.map((w) => w.value).join(" "),
+          });
         const script = words[input.script] as WordValue;
         if (script.expanded) {
           fail(`${name} -c with a command string decided at run time`);
@@ -400,9 +425,16 @@ export class Unwrapper {
     const expanded = words.flatMap((w, i) => (w.expanded ? [i] : []));
     const evaluated = builtinProblem(words);
     if (evaluated) this.analysis.unknown.push({ reason: evaluated, text: argv.join(" ") });
+    const assignments = [...acc.assignments, ...assignedNames(words)];
+    for (const assignment of assignments)
+      if (COMMAND_TABLES.test(assignment))
+        this.analysis.unknown.push({
+          reason: "an assignment to BASH_CMDS or BASH_ALIASES changes which program a command name runs",
+          text: assignment,
+        });
     const command: SimpleCommandFacts = {
       argv,
-      assignments: [...acc.assignments],
+      assignments,
       redirections: [...acc.redirections],
       wrappers: [...(scope.outer?.wrappers ?? []), ...acc.wrappers],
       original,

@@ -3,7 +3,7 @@
  * `$'\x67it'` is `git`, `g\it` is `git`, backslash-newline disappears.
  *
  * Invariant: a word whose value depends on the run (a variable, a substitution, an
- * unquoted glob or brace, arithmetic) is marked `expanded` with the kinds found, and
+ * unquoted glob, brace or leading tilde, arithmetic, a translated `$"..."`) is marked `expanded` with the kinds found, and
  * its value keeps the expansion as written; nothing dynamic is ever reported as a
  * plain literal.
  */
@@ -16,7 +16,7 @@ export interface WordValue {
   value: string;
   /** Decided at run time. */
   expanded: boolean;
-  /** `variable`, `ifs`, `substitution`, `process-substitution`, `arithmetic`, `glob`, `brace`. */
+  /** `variable`, `ifs`, `substitution`, `process-substitution`, `arithmetic`, `glob`, `brace`, `tilde`, `translation`. */
   kinds: string[];
   /** Command and process substitutions inside the word, to analyse as commands of their own. */
   nested: Node[];
@@ -49,6 +49,8 @@ export function wordValue(node: Node): WordValue {
   const acc: Acc = { value: "", skeleton: "", kinds: new Set(), nested: [], problems: [] };
   part(node, acc);
   if (/[*?]|\[.*\]/.test(acc.skeleton)) acc.kinds.add("glob");
+  // `~`, `~user`, `~+` become a home folder or $PWD: a deny rule on the real path must still see it.
+  if (acc.skeleton.startsWith("~")) acc.kinds.add("tilde");
   if (/\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}/.test(acc.skeleton)) acc.kinds.add("brace");
   return {
     value: acc.value,
@@ -89,14 +91,16 @@ function part(node: Node, acc: Acc): void {
     case "raw_string":
       literal(node.text.slice(1, -1), acc);
       return;
-    case "ansi_c_string":
-      literal(decodeAnsiC(node.text.slice(2, -1)), acc);
+    case "ansi_c_string": {
+      // bash cuts the string at a NUL: `$'rm\0x'` runs rm.
+      literal(decodeAnsiC(node.text.slice(2, -1)).split("\0", 1)[0] as string, acc);
       return;
+    }
     case "string":
       doubleQuoted(node, node.startIndex + 1, node.endIndex - 1, acc);
       return;
     case "translated_string":
-      doubleQuoted(node, node.startIndex + 2, node.endIndex - 1, acc);
+      translated(node, node.startIndex + 2, node.endIndex - 1, acc);
       return;
     case "simple_expansion":
       dynamic(node, acc, /^\s*\$IFS\b/.test(node.text) ? "ifs" : "variable");
@@ -227,11 +231,51 @@ function sequence(
   for (const child of node.children) {
     if (!child || child.endIndex <= start || child.startIndex >= end) continue;
     if (child.startIndex > at) gap(source.slice(at, child.startIndex), acc);
+    if (isTranslationDollar(child)) {
+      // `a$"b"`: the grammar splits a translated string into `$` and a string.
+      acc.kinds.add("translation");
+      at = child.endIndex;
+      continue;
+    }
     if (child.isNamed) part(child, acc);
     else gap(source.slice(Math.max(child.startIndex, at), Math.min(child.endIndex, end)), acc);
     at = Math.max(at, child.endIndex);
   }
   if (at < end) gap(source.slice(at, end), acc);
+}
+
+/** The `$` of a `$"..."` the grammar split into a `$` token and a string. */
+export function isTranslationDollar(child: Node): boolean {
+  const next = child.nextSibling;
+  const string = next?.type === "concatenation" ? next.firstChild : next;
+  return child.type === "$" && string?.type === "string" && string.startIndex === child.endIndex;
+}
+
+/** Whether `child` is the `$` (or the string) of a `$"..."` the grammar split in two. */
+export function translatedString(child: Node): "dollar" | "string" | undefined {
+  if (isTranslationDollar(child)) return "dollar";
+  const previous = child.previousSibling;
+  if (previous && isTranslationDollar(previous)) return "string";
+  return undefined;
+}
+
+/** `cmd {fd}>file`: bash opens the file and assigns its descriptor to fd; the grammar reads `{fd}` as a word. */
+export function isVariableRedirection(child: Node, source: string): boolean {
+  // The redirection may sit in the command or in the statement around it: look at the text.
+  return (
+    child.isNamed &&
+    /^\{[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\}$/.test(child.text) &&
+    /^[<>]/.test(source.slice(child.endIndex))
+  );
+}
+
+/**
+ * `$"..."` is looked up in the message catalogue of `TEXTDOMAIN` in `TEXTDOMAINDIR`: the
+ * value is the text as written only when no catalogue translates it, so it is decided at run time.
+ */
+function translated(node: Node, start: number, end: number, acc: Acc): void {
+  doubleQuoted(node, start, end, acc);
+  acc.kinds.add("translation");
 }
 
 function doubleQuoted(node: Node, start: number, end: number, acc: Acc): void {

@@ -200,9 +200,14 @@ export const XARGS_OPTIONS: OptionSpec = {
     "--max-chars",
     "--replace",
     "--eof",
-    "--process-slot-var",
   ],
-  refuse: { "-i": "xargs -i: give the replacement as -I", "-l": "xargs -l: give the count as -L" },
+  refuse: {
+    "-i": "xargs -i: give the replacement as -I",
+    "-l": "xargs -l: give the count as -L",
+    // The slot number lands in the command's environment: `--process-slot-var=PATH git` runs ./0/git.
+    "--process-slot-var":
+      "xargs --process-slot-var sets a variable in the environment of the command it runs",
+  },
 };
 
 export const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish"]);
@@ -223,13 +228,32 @@ export const INTERPRETERS = new Set([
   "pwsh",
 ]);
 
+/**
+ * bash's long options that run nothing of their own. `--rcfile`/`--init-file` name a file
+ * an interactive shell runs, `--debugger` runs the debugger's start file: unknown, as is
+ * any option not listed.
+ */
+const SHELL_LONG_OPTIONS = new Set([
+  "--norc",
+  "--noprofile",
+  "--noediting",
+  "--posix",
+  "--login",
+  "--restricted",
+  "--verbose",
+  "--help",
+  "--version",
+]);
+
 /** Where a `bash -c` string is, or why the shell's input cannot be known. */
 export function shellCommandString(
   words: readonly WordValue[],
   from: number,
-): { script: number } | { file: number } | { stdin: true } | { unknown: string } {
+): { script: number; startup?: string } | { file: number } | { stdin: true } | { unknown: string } {
   let i = from;
   let commandMode = false;
+  /** Why a startup file runs before the command string (it is then still read, for deny rules). */
+  let startup: string | undefined;
   while (i < words.length) {
     const word = words[i] as WordValue;
     if (word.expanded) return { unknown: `shell option decided at run time: ${word.value}` };
@@ -238,13 +262,22 @@ export function shellCommandString(
       i++;
       break;
     }
+    if (text === "--rcfile" || text === "--init-file") {
+      startup ??= `${text} names a startup file an interactive shell runs`;
+      i += 2;
+      continue;
+    }
     if (text.startsWith("--")) {
-      if (text === "--rcfile" || text === "--init-file") i += 2;
-      else i++;
+      if (!SHELL_LONG_OPTIONS.has(text))
+        return { unknown: `shell option ${text} (it may run a startup file)` };
+      i++;
       continue;
     }
     if (!/^[-+][A-Za-z]+$/.test(text)) break;
     const letters = text.slice(1);
+    // An interactive shell runs ~/.bashrc (or --rcfile) before the command string.
+    if (text.startsWith("-") && letters.includes("i"))
+      startup ??= "an interactive shell (-i) runs its startup files before the command";
     if (text.startsWith("-") && letters.includes("c")) commandMode = true;
     if (text.startsWith("-") && letters.includes("s")) return { stdin: true };
     // -o and -O take an option name.
@@ -252,8 +285,9 @@ export function shellCommandString(
   }
   if (commandMode) {
     if (i >= words.length) return { unknown: "shell -c without a command string" };
-    return { script: i };
+    return startup ? { script: i, startup } : { script: i };
   }
+  if (startup) return { unknown: startup };
   if (i >= words.length) return { stdin: true };
   return { file: i };
 }

@@ -171,6 +171,34 @@ export const ATTACKS: Row[] = [
   ["here-doc ending later than parsed", "echo hi <<EOF\nEOF && echo '$(rm -rf y)'", "echo", "ask", DENY_RM],
   ["here-doc body arithmetic", "x='a[$(rm -rf y)]'; cat <<EOF\n$((x))\nEOF", "echo", "ask", DENY_RM],
   ["words after a redirection target", "echo 2>/dev/null hi $x", "echoOnly", "deny", DEFAULT],
+  // Session 10's red team: each judged in real bash by packages/sdk/test/security/shell-red-team.test.ts.
+  ["printf -v sets a variable", "printf -v PATH %s ./evil; git status", "builtins", "deny", DEFAULT],
+  ["read sets a variable", "read -r PATH <<< ./evil; git status", "builtins", "deny", DEFAULT],
+  ["mapfile sets a variable", "mapfile -t PATH <<< ./evil; git status", "builtins", "deny", DEFAULT],
+  ["getopts sets a variable", "getopts a PATH -a; git status", "builtins", "deny", DEFAULT],
+  ["unset PATH searches the folder", "unset PATH; git status", "builtins", "deny", DEFAULT],
+  ["local PATH is unset", "f() { local PATH; git status; }; f", "builtins", "deny", DEFAULT],
+  ["{NAME}> redirection", "echo hi {PATH}>/dev/null; git status", "builtins", "ask", DENY_RM],
+  ["{NAME}> redirection", "exec {PATH}</dev/null; git status", "builtins", "ask", DENY_RM],
+  ["xargs environment", "echo | xargs --process-slot-var=PATH git status", "builtins", "ask", DENY_RM],
+  ["interactive shell startup file", "bash --rcfile ./evil.sh -ic 'git status'", "builtins", "ask", DENY_RM],
+  ["interactive shell startup file", "bash -i -c 'git status'", "builtins", "ask", DENY_RM],
+  ["interactive shell startup file", "bash -i -c 'rm -rf x'", "echo", "deny", DENY_RM],
+  ["enable loads a shared object", "enable ev; git status", "builtins", "ask", DENY_RM],
+  ["env -C runs elsewhere", "env -C /tmp/other git status", "builtins", "deny", DEFAULT],
+  ["a NUL ends $'...'", "$'rm\\0x' -rf y", "echo", "deny", DENY_RM],
+  ["a NUL ends $'...'", "git $'push\\x00' origin", "push", "deny", "policy:no-push"],
+  ["hash table as a variable", "BASH_CMDS[0]=/bin/rm; 0 -rf x", "echo", "ask", DENY_RM],
+  ["hash table as a variable", "printf -v BASH_CMDS %s /bin/rm; 0 -rf x", "builtins", "ask", DENY_RM],
+  [
+    "exported function through env",
+    "env 'BASH_FUNC_git%%=() { rm -rf x; }' bash -c 'git status'",
+    "echo",
+    "ask",
+    DENY_RM,
+  ],
+  ["translated string", 'git $"push" origin', "push", "deny", "policy:no-push"],
+  ["translated string", 'git pu$"sh"', "push", "deny", "policy:no-push"],
 ];
 
 /** What allow rules must still allow. */
@@ -188,6 +216,8 @@ export const ALLOWED: Row[] = [
   ["allow", "echo $((6*7)) $[1+1]", "echo", "allow", "policy:rules[0]"],
   // biome-ignore lint/suspicious/noTemplateCurlyInString: bash text, not a template
   ["allow", 'echo "${HOME:-/} ${#HOME} ${HOME:1:2} ${HOME##*/}"', "echo", "allow", "policy:rules[0]"],
+  ["allow", "printf %s hi; git status; enable -p", "builtins", "allow", "policy:rules[3]"],
+  ["allow", "read -r line < notes.txt && echo $line", "builtins", "allow", "policy:rules[1]"],
   ["not allowed", "echo hi; rm -rf x", "echoOnly", "deny", DEFAULT],
   ["not allowed", "npm run build", "npm", "deny", DEFAULT],
   ["not allowed", "npm run test; curl x", "npm", "deny", DEFAULT],

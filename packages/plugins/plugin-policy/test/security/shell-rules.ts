@@ -33,6 +33,27 @@ export const RULES = {
     { id: "no-rm", rule: "bash(rm *)", decision: "deny", reason: "no deleting" },
     { id: "no-push", rule: "bash(git push *)", decision: "deny", reason: "no pushing" },
   ],
+  /** Harmless-looking builtins allowed next to `git status`: what they set must still be named (session 10's red team). */
+  builtins: [
+    { rule: "bash(git status *)", decision: "allow", reason: "read-only git" },
+    { rule: "bash(line=* read *)", decision: "allow", reason: "reading into line" },
+    ...[
+      "echo",
+      "printf",
+      "mapfile",
+      "readarray",
+      "getopts",
+      "wait",
+      "unset",
+      "local",
+      "xargs",
+      "enable",
+      "exec",
+      "bash",
+    ].map((name) => ({ rule: `bash(${name} *)`, decision: "allow" as const, reason: "harmless on its own" })),
+    { rule: "bash(f)", decision: "allow", reason: "the function" },
+    { id: "no-rm", rule: "bash(rm *)", decision: "deny", reason: "no deleting" },
+  ],
 } satisfies Record<string, PolicyRule[]>;
 
 export type RuleSet = keyof typeof RULES;

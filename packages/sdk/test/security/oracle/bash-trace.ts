@@ -13,13 +13,17 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 export interface Trace {
-  /** Programs executed (absolute paths as given to execve), bash itself excluded. */
+  /** Programs executed (paths as given to execve), bash itself excluded. */
   executed: string[];
+  /** The argument vector of each of `executed`, in the same order. */
+  argv: string[][];
+  /** The throwaway folder the script ran in (gone once the trace is returned). */
+  dir: string;
   /** Files in the folder opened for writing by bash itself (redirections), relative to it. */
   shellWrites: string[];
   timedOut: boolean;
@@ -29,10 +33,25 @@ const BASH = "/bin/bash";
 const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/;
 const LINE = /^(\d+)\s+(execve|openat|open|creat)\((.*)\)\s+=\s+(-?\d+)/;
 
-export async function traceBash(script: string, timeoutMs = 5000): Promise<Trace> {
+/** A file put in the folder before the script runs (a planted program, a startup file). */
+export interface PlantedFile {
+  content: string | Uint8Array;
+  mode?: number;
+}
+
+export async function traceBash(
+  script: string,
+  timeoutMs = 5000,
+  planted: Readonly<Record<string, PlantedFile>> = {},
+): Promise<Trace> {
   const dir = await mkdtemp(path.join(tmpdir(), "rein-oracle-"));
   const log = path.join(dir, ".trace");
   try {
+    for (const [name, file] of Object.entries(planted)) {
+      const at = path.join(dir, name);
+      await mkdir(path.dirname(at), { recursive: true });
+      await writeFile(at, file.content, { mode: file.mode ?? 0o644 });
+    }
     const timedOut = await new Promise<boolean>((resolve, reject) => {
       const child = spawn(
         "bwrap",
@@ -79,14 +98,15 @@ export async function traceBash(script: string, timeoutMs = 5000): Promise<Trace
         resolve(killed);
       });
     });
-    return { ...parseTrace(await readFile(log, "utf8").catch(() => ""), dir), timedOut };
+    return { ...parseTrace(await readFile(log, "utf8").catch(() => ""), dir), dir, timedOut };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-export function parseTrace(text: string, dir: string): Omit<Trace, "timedOut"> {
+export function parseTrace(text: string, dir: string): Omit<Trace, "timedOut" | "dir"> {
   const executed: string[] = [];
+  const argv: string[][] = [];
   const shellWrites: string[] = [];
   /** Processes that executed a program other than bash: their writes are that program's. */
   const program = new Map<string, string>();
@@ -113,6 +133,7 @@ export function parseTrace(text: string, dir: string): Omit<Trace, "timedOut"> {
         continue;
       }
       executed.push(target);
+      argv.push(argvOf(args));
       program.set(pid, target);
       continue;
     }
@@ -123,7 +144,15 @@ export function parseTrace(text: string, dir: string): Omit<Trace, "timedOut"> {
     if (!absolute.startsWith(`${dir}/`) || absolute === path.join(dir, ".trace")) continue;
     shellWrites.push(path.relative(dir, absolute));
   }
-  return { executed, shellWrites };
+  return { executed, argv, shellWrites };
+}
+
+const QUOTED = /"((?:[^"\\]|\\.)*)"/g;
+
+/** `"/usr/bin/ls", ["ls", "a"], 0x...`: the strings of the bracketed vector. */
+function argvOf(args: string): string[] {
+  const vector = /^"(?:[^"\\]|\\.)*",\s*\[((?:[^\]"]|"(?:[^"\\]|\\.)*")*)\]/.exec(args)?.[1] ?? "";
+  return [...vector.matchAll(QUOTED)].map((m) => cUnescape(m[1] as string));
 }
 
 const C_ESCAPES: Record<string, string> = {
