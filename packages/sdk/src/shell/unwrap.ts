@@ -7,7 +7,8 @@
  * it) and records in `unknown` whatever it could not follow.
  */
 import path from "node:path";
-import { assignedNames, builtinProblem, RESERVED_WORDS } from "./builtins.js";
+import { RESERVED_WORDS } from "./builtins.js";
+import { commandFacts } from "./command-facts.js";
 import type { ShellRedirection, ShellUnknown, SimpleCommandFacts } from "./facts.js";
 import type { WordValue } from "./words.js";
 import {
@@ -15,7 +16,6 @@ import {
   ENV_OPTIONS,
   INTERPRETERS,
   literalWord,
-  normaliseGit,
   OPAQUE_RUNNERS,
   optionValue,
   PACKAGE_RUNNERS,
@@ -38,9 +38,6 @@ const SYSTEM_BIN = new Set([
   "/usr/local/sbin",
   "/opt/homebrew/bin",
 ]);
-
-/** bash's hash table and alias table as variables: `BASH_CMDS[0]=/bin/rm; 0 -rf x` runs rm. */
-const COMMAND_TABLES = /^(?:BASH_CMDS|BASH_ALIASES)(?:\[|\+?=)/;
 
 /** Where a command sits and what feeds it. */
 export interface Scope {
@@ -420,31 +417,8 @@ export class Unwrapper {
     original: string[],
     extra: Partial<SimpleCommandFacts>,
   ): void {
-    const argv = words.map((w) => w.value);
-    if (argv.length > 0) argv[0] = commandName(argv[0] as string);
-    const expanded = words.flatMap((w, i) => (w.expanded ? [i] : []));
-    const evaluated = builtinProblem(words);
-    if (evaluated) this.analysis.unknown.push({ reason: evaluated, text: argv.join(" ") });
-    const assignments = [...acc.assignments, ...assignedNames(words)];
-    for (const assignment of assignments)
-      if (COMMAND_TABLES.test(assignment))
-        this.analysis.unknown.push({
-          reason: "an assignment to BASH_CMDS or BASH_ALIASES changes which program a command name runs",
-          text: assignment,
-        });
-    const command: SimpleCommandFacts = {
-      argv,
-      assignments,
-      redirections: [...acc.redirections],
-      wrappers: [...(scope.outer?.wrappers ?? []), ...acc.wrappers],
-      original,
-      direct: (scope.outer?.direct ?? true) && acc.direct,
-      expanded,
-      openArgs: false,
-      normalized: normaliseGit(argv),
-      context: scope.context,
-      ...extra,
-    };
+    const { command, unknown } = commandFacts(words, acc, scope, original, extra);
+    this.analysis.unknown.push(...unknown);
     this.analysis.commands.push(command);
     this.analysis.positions.set(command, scope.at);
   }
