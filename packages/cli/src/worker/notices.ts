@@ -34,9 +34,10 @@ export async function installNotices(db: pg.Pool | pg.ClientBase): Promise<void>
       `CREATE TABLE IF NOT EXISTS ${TABLE} (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), payload text NOT NULL)`,
     );
   } catch (error) {
-    // Two workers starting together: IF NOT EXISTS does not stop the loser's catalog insert.
+    // Two workers starting together: IF NOT EXISTS does not stop the loser's catalog insert
+    // (the table's name: 42P07; its row type: 42710 "type already exists"; the catalog's index: 23505).
     const code = (error as { code?: string }).code;
-    if (code !== "42P07" && code !== "23505") throw error;
+    if (code !== "42P07" && code !== "42710" && code !== "23505") throw error;
   }
 }
 
