@@ -1,43 +1,21 @@
-/**
- * The requests queued before a job (src/worker/earlier-requests.ts) on a real
- * PostgreSQL queue: lookups asked for while a query is under way share the next query,
- * each still gets exactly its own session's earlier requests in submission order, and a
- * malformed job of one session fails no other session's lookup.
- */
-import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "@rein/test-postgres";
 import pg from "pg";
 import type { PgBoss } from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { queuedBefore } from "../src/worker/earlier-requests.js";
-import {
-  closeQueue,
-  openQueue,
-  PROMPT_QUEUE,
-  type PromptJob,
-  submitPrompt,
-} from "../src/worker/prompt-queue.js";
+import { PROMPT_QUEUE, type PromptJob, submitPrompt } from "../src/worker/prompt-queue.js";
+import { postgresForFile, withQueue as withQueueOn } from "./support/queue-database.js";
 
-let postgres: TestPostgres;
+const postgres = postgresForFile();
 
-beforeAll(async () => {
-  postgres = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await postgres?.stop();
-});
-
-async function withQueue(test: (boss: PgBoss, pool: pg.Pool) => Promise<void>): Promise<void> {
-  const url = await createDatabase(postgres.url, "rein_earlier");
-  const boss = await openQueue(url, { connections: 4 });
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  try {
-    await test(boss, pool);
-  } finally {
-    await pool.end();
-    await closeQueue(boss);
-    await dropDatabase(url);
-  }
+function withQueue(test: (boss: PgBoss, pool: pg.Pool) => Promise<void>): Promise<void> {
+  return withQueueOn(postgres(), "rein_earlier", async (boss, url) => {
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    try {
+      await test(boss, pool);
+    } finally {
+      await pool.end();
+    }
+  });
 }
 
 const job = (sessionId: string, requestId: string, submittedAt: number): PromptJob => ({

@@ -1,41 +1,14 @@
-/**
- * Completing a worker's jobs (src/worker/job-completions.ts) on a real PostgreSQL queue:
- * runs that end while a completion is under way are completed together (one statement
- * per distinct output), each job keeps its own output, and the completion stays fenced
- * to the attempt that fetched the job.
- */
-import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "@rein/test-postgres";
 import pg from "pg";
 import type { PgBoss } from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { JobCompletions } from "../src/worker/job-completions.js";
-import {
-  closeQueue,
-  openQueue,
-  PROMPT_QUEUE,
-  QUEUE_SCHEMA,
-  submitPrompt,
-} from "../src/worker/prompt-queue.js";
+import { PROMPT_QUEUE, QUEUE_SCHEMA, submitPrompt } from "../src/worker/prompt-queue.js";
+import { postgresForFile, withQueue as withQueueOn } from "./support/queue-database.js";
 
-let postgres: TestPostgres;
+const postgres = postgresForFile();
 
-beforeAll(async () => {
-  postgres = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await postgres?.stop();
-});
-
-async function withQueue(test: (boss: PgBoss, url: string) => Promise<void>): Promise<void> {
-  const url = await createDatabase(postgres.url, "rein_completions");
-  const boss = await openQueue(url, { connections: 4 });
-  try {
-    await test(boss, url);
-  } finally {
-    await closeQueue(boss);
-    await dropDatabase(url);
-  }
+function withQueue(test: (boss: PgBoss, url: string) => Promise<void>): Promise<void> {
+  return withQueueOn(postgres(), "rein_completions", test);
 }
 
 async function jobRows(url: string): Promise<Map<string, { state: string; output: unknown }>> {

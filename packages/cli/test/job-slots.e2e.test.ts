@@ -1,42 +1,14 @@
-/**
- * The worker's run slots (src/worker/job-slots.ts) on a real PostgreSQL queue: never
- * more jobs held than slots, the free slots filled by a fetch per fill (not a loop per
- * slot), a job sent to an idle worker taken at once (pg-boss's NOTIFY, heard on the
- * slots' own listener) rather than at the next poll, and a run whose claim is gone
- * told so through its signal.
- */
-import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "@rein/test-postgres";
 import pg from "pg";
 import type { PgBoss } from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { JobSlots } from "../src/worker/job-slots.js";
-import {
-  closeQueue,
-  openQueue,
-  PROMPT_QUEUE,
-  QUEUE_SCHEMA,
-  submitPrompt,
-} from "../src/worker/prompt-queue.js";
+import { PROMPT_QUEUE, QUEUE_SCHEMA, submitPrompt } from "../src/worker/prompt-queue.js";
+import { postgresForFile, withQueue as withQueueOn } from "./support/queue-database.js";
 
-let postgres: TestPostgres;
+const postgres = postgresForFile();
 
-beforeAll(async () => {
-  postgres = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await postgres?.stop();
-});
-
-async function withQueue(test: (boss: PgBoss, url: string) => Promise<void>): Promise<void> {
-  const url = await createDatabase(postgres.url, "rein_slots");
-  const boss = await openQueue(url, { connections: 4 });
-  try {
-    await test(boss, url);
-  } finally {
-    await closeQueue(boss);
-    await dropDatabase(url);
-  }
+function withQueue(test: (boss: PgBoss, url: string) => Promise<void>): Promise<void> {
+  return withQueueOn(postgres(), "rein_slots", test);
 }
 
 async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {

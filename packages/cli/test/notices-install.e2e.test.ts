@@ -4,23 +4,16 @@
  * catalog (the table's name, its row type or the catalog's unique index) carries
  * on, so no worker dies at start because another one started beside it.
  */
-import { createDatabase, dropDatabase, startPostgres, type TestPostgres } from "@rein/test-postgres";
+import { createDatabase, dropDatabase } from "@rein/test-postgres";
 import pg from "pg";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { installNotices } from "../src/worker/notices.js";
+import { postgresForFile } from "./support/queue-database.js";
 
-let postgres: TestPostgres;
-
-beforeAll(async () => {
-  postgres = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await postgres?.stop();
-});
+const postgres = postgresForFile();
 
 it("twelve workers creating the notice table at once all succeed, and the table is there once", async () => {
-  const url = await createDatabase(postgres.url, "rein_notices");
+  const url = await createDatabase(postgres().url, "rein_notices");
   const clients = Array.from({ length: 12 }, () => new pg.Client({ connectionString: url }));
   try {
     await Promise.all(clients.map((client) => client.connect()));
