@@ -9,6 +9,12 @@ const ms = (value) => `${value.toFixed(value < 100 ? 1 : 0)} ms`;
 const mib = (value) => `${value.toFixed(0)} MiB`;
 const x = (value) => `${value.toFixed(2)}×`;
 
+/** `a vs b (r×)` for one CPU measure of the tracing row, or n/a where the runtime lacks it. */
+function cpuPair(result, key) {
+  const [a, b] = [result.reinOtel[key], result.reinMemory[key]];
+  return Number.isFinite(a) && Number.isFinite(b) ? `${us(a)} vs ${us(b)} (${x(a / b)})` : "n/a";
+}
+
 function row(group, name, measured, ratio, target) {
   const out = { group, name, measured, ratio: ratio === undefined ? "" : ratio.text, target: "", met: "" };
   if (target) {
@@ -46,7 +52,7 @@ export function turnRows({ overhead, growth, turns, sizes }) {
         row(
           group,
           "Rein + @rein/plugin-otel vs Rein in memory, per turn",
-          `${us(result.reinOtel.perTurn)} vs ${us(result.reinMemory.perTurn)} per turn`,
+          `${us(result.reinOtel.perTurn)} vs ${us(result.reinMemory.perTurn)} per turn (judged: wall time); CPU per turn, harness thread ${cpuPair(result, "threadCpu")}, whole process ${cpuPair(result, "processCpu")}`,
           { value, text: `${x(value)} Rein in memory` },
           { max: 1.15 },
         ),

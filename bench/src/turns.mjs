@@ -31,7 +31,17 @@ async function measure(ids, turns, variant, reps, log) {
   return Object.fromEntries(
     ids.map((id) => {
       const perTurn = perTurnUs(results[id].median, turns);
-      return [id, { perTurn, overhead: perTurn - floor, samples: results[id].samples.length }];
+      return [
+        id,
+        {
+          perTurn,
+          overhead: perTurn - floor,
+          samples: results[id].samples.length,
+          // Explanation beside the judged wall time: CPU per turn on the harness thread and in the whole process.
+          threadCpu: perTurnUs(results[id].threadCpu, turns),
+          processCpu: perTurnUs(results[id].processCpu, turns),
+        },
+      ];
     }),
   );
 }
