@@ -58,11 +58,22 @@ const quoted = (argv: readonly string[]): string =>
     .map((word) => (/^[A-Za-z0-9_./=:@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`))
     .join(" ");
 
+/**
+ * Codex's own envelope: `exec_command` runs every `cmd` as `$SHELL -lc cmd`, and its `shell`
+ * tool is taught to send that same argv. The login shell's profile files are the user's own
+ * (the ones every Codex command runs under), so exactly `bash -lc X` is decided as `X`. Any
+ * other shape (`env HOME=. bash -lc`, `bash -l -c`, `sh -lc`, extra words) is decided as
+ * written, and a login shell is unknown there: the profile it runs is not the user's to vouch for.
+ */
+const CODEX_LOGIN_SHELLS = new Set(["bash", "/bin/bash", "/usr/bin/bash"]);
+const codexEnvelope = (argv: readonly string[]): string | undefined =>
+  argv.length === 3 && CODEX_LOGIN_SHELLS.has(argv[0] as string) && argv[1] === "-lc" ? argv[2] : undefined;
+
 const commandText = (value: unknown): string | undefined =>
   typeof value === "string"
     ? value
     : Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string")
-      ? quoted(value as string[])
+      ? (codexEnvelope(value as string[]) ?? quoted(value as string[]))
       : undefined;
 
 const bash: Mapper = (input) => {

@@ -108,6 +108,16 @@ describe("a shell call is decided as the command the agent runs", () => {
     expect(await decide("codex", "exec_command", { cmd: "echo hi" })).toBe("allow");
     expect(await decide("gemini", "run_shell_command", { command: "echo hi" })).toBe("allow");
   });
+
+  it.each([
+    [["env", "HOME=.", "bash", "-lc", "echo hi"]],
+    [["bash", "-l", "-c", "echo hi"]],
+    [["bash", "--login", "-c", "echo hi"]],
+    [["bash", "-lc", "echo hi", "extra"]],
+    [["sh", "-lc", "echo hi"]],
+  ])("only Codex's exact `bash -lc X` envelope is decided as X: %j is not allowed", async (command) => {
+    expect(await decide("codex", "shell", { command })).not.toBe("allow");
+  });
 });
 
 describe("a write to Rein's state is refused from every directory the call can run in", () => {

@@ -71,7 +71,17 @@ export function skipOptions(words: readonly WordValue[], from: number, spec: Opt
 export const PREFIX_WRAPPERS: Readonly<Record<string, OptionSpec & { direct: boolean }>> = {
   command: { flags: "p", withArg: "", direct: true },
   builtin: { flags: "", withArg: "", direct: true },
-  exec: { flags: "cl", withArg: "a", direct: true },
+  // `exec -l` and `exec -a NAME` change argv[0]: a shell named `-bash` is a login shell
+  // (it runs the profile files), a multi-call program picks what it does by that name.
+  exec: {
+    flags: "c",
+    withArg: "",
+    refuse: {
+      "-l": "exec -l starts the program as a login shell (a shell then runs its profile files)",
+      "-a": "exec -a gives the program another argv[0], which shells and multi-call programs act on",
+    },
+    direct: true,
+  },
   nohup: { flags: "", withArg: "", direct: true },
   time: { flags: "p", withArg: "", direct: true },
   nice: { flags: "", withArg: "n", longWithArg: ["--adjustment"], numeric: true, direct: true },
@@ -231,7 +241,7 @@ export const INTERPRETERS = new Set([
 /**
  * bash's long options that run nothing of their own. `--rcfile`/`--init-file` name a file
  * an interactive shell runs, `--debugger` runs the debugger's start file: unknown, as is
- * any option not listed.
+ * any option not listed. `--login` is listed but runs the profile files (see below).
  */
 const SHELL_LONG_OPTIONS = new Set([
   "--norc",
@@ -244,6 +254,12 @@ const SHELL_LONG_OPTIONS = new Set([
   "--help",
   "--version",
 ]);
+
+/**
+ * A login shell runs /etc/profile and ~/.bash_profile (or ~/.profile) before the command,
+ * and ~/.bash_logout at `exit`, even with `--noprofile`: unknown in every form.
+ */
+const LOGIN_STARTUP = "a login shell (-l, --login) runs its profile files before the command";
 
 /** Where a `bash -c` string is, or why the shell's input cannot be known. */
 export function shellCommandString(
@@ -270,6 +286,7 @@ export function shellCommandString(
     if (text.startsWith("--")) {
       if (!SHELL_LONG_OPTIONS.has(text))
         return { unknown: `shell option ${text} (it may run a startup file)` };
+      if (text === "--login") startup ??= LOGIN_STARTUP;
       i++;
       continue;
     }
@@ -278,6 +295,7 @@ export function shellCommandString(
     // An interactive shell runs ~/.bashrc (or --rcfile) before the command string.
     if (text.startsWith("-") && letters.includes("i"))
       startup ??= "an interactive shell (-i) runs its startup files before the command";
+    if (text.startsWith("-") && letters.includes("l")) startup ??= LOGIN_STARTUP;
     if (text.startsWith("-") && letters.includes("c")) commandMode = true;
     if (text.startsWith("-") && letters.includes("s")) return { stdin: true };
     // -o and -O take an option name.

@@ -113,6 +113,48 @@ export const PLANTED: Row[] = [
     { unknown: "interactive shell" },
   ],
   [
+    "a login shell runs its profile files",
+    "HOME=. bash -l -c 'git status'",
+    () => ({ ".bash_profile": STARTUP }),
+    { unknown: "login shell" },
+  ],
+  [
+    "a login shell runs its profile files",
+    "HOME=. bash -lc 'git status'",
+    () => ({ ".bash_profile": STARTUP }),
+    { unknown: "login shell" },
+  ],
+  [
+    "a login shell runs its profile files",
+    "HOME=. bash --login -c 'git status'",
+    () => ({ ".bash_profile": STARTUP }),
+    { unknown: "login shell" },
+  ],
+  [
+    "a login shell runs its profile files",
+    "HOME=. bash --noprofile --login -c 'git status; exit'",
+    () => ({ ".bash_logout": STARTUP }),
+    { unknown: "login shell" },
+  ],
+  [
+    "a login shell runs its profile files",
+    "HOME=. sh -l -c 'git status'",
+    () => ({ ".profile": { content: "./p\n" }, p: PROGRAM }),
+    { unknown: "login shell" },
+  ],
+  [
+    "a program started under another name is a login shell",
+    "HOME=. exec -l bash -c 'git status'",
+    () => ({ ".bash_profile": STARTUP }),
+    { unknown: "exec -l" },
+  ],
+  [
+    "a program started under another name is a login shell",
+    "HOME=. exec -a -bash bash -c 'git status'",
+    () => ({ ".bash_profile": STARTUP }),
+    { unknown: "exec -a" },
+  ],
+  [
     "enable loads a shared object",
     "enable ev; git status",
     () => ({ ev: { content: sharedObject } }),
