@@ -291,13 +291,15 @@ export function shellCommandString(
       continue;
     }
     if (!/^[-+][A-Za-z]+$/.test(text)) break;
+    // bash and dash read the invocation options -c, -s and -l with either sign (`bash +lc`
+    // is a login shell running a command string); `+i` is taken as `-i`, which only refuses more.
     const letters = text.slice(1);
     // An interactive shell runs ~/.bashrc (or --rcfile) before the command string.
-    if (text.startsWith("-") && letters.includes("i"))
+    if (letters.includes("i"))
       startup ??= "an interactive shell (-i) runs its startup files before the command";
-    if (text.startsWith("-") && letters.includes("l")) startup ??= LOGIN_STARTUP;
-    if (text.startsWith("-") && letters.includes("c")) commandMode = true;
-    if (text.startsWith("-") && letters.includes("s")) return { stdin: true };
+    if (letters.includes("l")) startup ??= LOGIN_STARTUP;
+    if (letters.includes("c")) commandMode = true;
+    if (letters.includes("s")) return { stdin: true };
     // -o and -O take an option name.
     i += /[oO]/.test(letters) ? 2 : 1;
   }

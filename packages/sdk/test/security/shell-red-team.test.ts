@@ -126,6 +126,18 @@ export const PLANTED: Row[] = [
   ],
   [
     "a login shell runs its profile files",
+    "HOME=. bash +l -c 'git status'",
+    () => ({ ".bash_profile": STARTUP }),
+    { unknown: "login shell" },
+  ],
+  [
+    "a login shell runs its profile files",
+    "HOME=. bash +lc 'git status'",
+    () => ({ ".bash_profile": STARTUP }),
+    { unknown: "login shell" },
+  ],
+  [
+    "a login shell runs its profile files",
     "HOME=. bash --login -c 'git status'",
     () => ({ ".bash_profile": STARTUP }),
     { unknown: "login shell" },
