@@ -82,6 +82,19 @@ function runProbe(wrapped: string, cwd: string): Promise<{ code: number | null; 
   });
 }
 
+/** Wraps and runs the probe, `true` under `policy`'s network and no file rules; never rejects. */
+function runProbeFor(policy: ResolvedSandboxPolicy): Promise<{ code: number | null; output: string }> {
+  return wrapCommand(
+    "true",
+    { ...policy, denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] },
+    "probe",
+    "bash",
+  ).then(
+    (wrapped) => runProbe(wrapped, "/"),
+    (error: Error) => ({ code: null, output: error.message }),
+  );
+}
+
 /** Whether the runtime's import has finished (nothing can have started before). */
 export function runtimeLoaded(): boolean {
   return SandboxManager !== undefined;
@@ -114,8 +127,9 @@ async function start(policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries, 
   // the host's (the runtime's 'exit' cleanup and the plugin's dispose remain).
   const signals = ["SIGINT", "SIGTERM"] as const;
   const before = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
+  let probe: Promise<{ code: number | null; output: string }> | undefined;
   try {
-    await SandboxManager.initialize({
+    const initialized = SandboxManager.initialize({
       network: offline(policy)
         ? // No allowedDomains: the runtime starts no proxy (withoutNetwork isolates instead).
           ({ deniedDomains: [] } as unknown as { allowedDomains: string[]; deniedDomains: string[] })
@@ -124,7 +138,19 @@ async function start(policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries, 
       ...(binaries.bwrapPath !== undefined ? { bwrapPath: binaries.bwrapPath } : {}),
       ...(binaries.socatPath !== undefined ? { socatPath: binaries.socatPath } : {}),
     });
+    // The probe runs beside the rest of initialize (its dependency checks and the socat
+    // bridge, which waits up to 100 ms for its socket), not after it: a wrap reads only
+    // the configuration initialize installs before its first await, and an offline wrap
+    // waits for no proxy (one with a network waits for it inside the wrap). Its outcome
+    // counts only once initialize has succeeded; a configuration not yet installed here
+    // (another runtime version) means the probe runs after initialize, as before.
+    if (SandboxManager.getConfig() !== undefined) probe = runProbeFor(policy);
+    await initialized;
   } catch (error) {
+    if (probe !== undefined) {
+      await probe;
+      SandboxManager.cleanupAfterCommand();
+    }
     await SandboxManager.reset().catch(() => undefined);
     throw unavailable((error as Error).message);
   } finally {
@@ -136,19 +162,11 @@ async function start(policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries, 
     }
   }
   // One real sandboxed command: user namespaces can be refused only at run time.
-  const probe = await wrapCommand(
-    "true",
-    { ...policy, denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] },
-    "probe",
-    "bash",
-  ).then(
-    (wrapped) => runProbe(wrapped, "/"),
-    (error: Error) => ({ code: null, output: error.message }),
-  );
+  const outcome = await (probe ?? runProbeFor(policy));
   SandboxManager.cleanupAfterCommand();
-  if (probe.code !== 0) {
+  if (outcome.code !== 0) {
     await SandboxManager.reset().catch(() => undefined);
-    const why = probe.output.trim().split("\n").slice(-3).join(" ") || `exit code ${probe.code}`;
+    const why = outcome.output.trim().split("\n").slice(-3).join(" ") || `exit code ${outcome.code}`;
     throw unavailable(`a trivial sandboxed command failed (${why}); user namespaces may be disabled`);
   }
   active = { key, running: 0 };

@@ -104,6 +104,24 @@ process.stdout.write(JSON.stringify({ prepared, isError: result.isError, text: t
     expect(seen.text).toMatch(/sandbox cannot start[\s\S]*The command was not run/);
   });
 
+  it("a probe that passes while the runtime's start fails starts nothing: the command fails closed", () => {
+    // The probe runs beside the runtime's initialize; \`true\` as socat makes no bridge socket,
+    // so initialize fails (after its 5 attempts) while the offline probe, which needs no
+    // bridge, succeeds. The sandbox must stay unstarted.
+    const seen = run(`
+const handle = shell.openBashTool({ sandbox: { socatPath: "/bin/true" } });
+await handle.prepare(process.env.ROOT);
+const probes = bwraps;
+const result = await handle.tool.execute({ command: "echo ran > ran.txt" }, context("c1"));
+const { existsSync } = await import("node:fs");
+handle.dispose();
+process.stdout.write(JSON.stringify({ probes, bwraps, isError: result.isError, text: text(result), ran: existsSync(process.env.ROOT + "/ran.txt") }));
+`);
+    // The probe ran (in prepare, and again for the command's own start) and passed each time.
+    expect(seen).toMatchObject({ probes: 1, bwraps: 2, isError: true, ran: false });
+    expect(seen.text).toMatch(/sandbox cannot start[\s\S]*bridge[\s\S]*The command was not run/);
+  });
+
   it("does nothing for an unsandboxed tool, and starts nothing after the import once aborted", () => {
     const seen = run(`
 const off = shell.openBashTool({ sandbox: { mode: "off" } });
