@@ -9,9 +9,12 @@
  * themselves (docs/benchmarks.md, "Concurrent runs per worker").
  *
  * Invariants:
- * - At most `concurrency` jobs held at once: a fetch asks for exactly the free slots,
- *   and none while there are none (back-pressure: a full worker takes no job).
- * - A fetch follows at once when a slot frees, when a job is sent (pg-boss's NOTIFY
+ * - At most `concurrency` jobs held at once: a fetch asks for at most the free slots
+ *   (and at most the admission's batch), and none while there are none (back-pressure:
+ *   a full worker takes no job).
+ * - A worker holding runs fetches only once its event loop has room for more, or after
+ *   the admission's longest wait (`LoopAdmission`); an idle one is never held back.
+ * - A fetch follows when a slot frees, when a job is sent (pg-boss's NOTIFY
  *   on the queue, heard on a listener of our own), when the listener reconnects (what
  *   was sent meanwhile), and every `pollSeconds` otherwise (jobs sent back with a
  *   delay, a listener that is down).
@@ -26,6 +29,7 @@
  */
 import type { Job, PgBoss } from "pg-boss";
 import { JobCompletions } from "./job-completions.js";
+import { LoopAdmission } from "./loop-admission.js";
 import { PROMPT_QUEUE, QUEUE_SCHEMA } from "./prompt-queue.js";
 
 export interface SlotSettings {
@@ -36,6 +40,8 @@ export interface SlotSettings {
   heartbeatSeconds: number;
   /** Errors of the loop, the listener and the heartbeat (the loop goes on). */
   onError: (error: Error) => void;
+  /** When the loop has room for more runs (default: `LoopAdmission` with its defaults). */
+  admission?: LoopAdmission;
 }
 
 /** Runs one job; resolves with the job's output (completes it) or throws (fails it). */
@@ -62,6 +68,7 @@ export class JobSlots<T> {
   readonly #run: RunJob<T>;
   readonly #held = new Map<string, Held>();
   readonly #completions: JobCompletions;
+  readonly #admission: LoopAdmission;
   #stopping = false;
   #woken = false;
   #wake: (() => void) | undefined;
@@ -74,6 +81,7 @@ export class JobSlots<T> {
     this.#settings = settings;
     this.#run = run;
     this.#completions = new JobCompletions(boss);
+    this.#admission = settings.admission ?? new LoopAdmission();
   }
 
   /** Jobs held now. */
@@ -140,9 +148,13 @@ export class JobSlots<T> {
       this.#woken = false;
       const free = concurrency - this.#held.size;
       if (free > 0) {
+        // Runs are admitted as the event loop has room, a batch at a time (loop-admission.ts).
+        await this.#admission.wait(this.#held.size, () => this.#stopping);
+        if (this.#stopping) break;
+        const wanted = this.#admission.batchFor(free);
         let jobs: Job<T>[] = [];
         try {
-          jobs = await this.#boss.fetch<T>(PROMPT_QUEUE, { batchSize: free });
+          jobs = await this.#boss.fetch<T>(PROMPT_QUEUE, { batchSize: wanted });
         } catch (error) {
           this.#settings.onError(error as Error);
         }
@@ -159,8 +171,8 @@ export class JobSlots<T> {
           break;
         }
         for (const job of jobs) this.#begin(job);
-        // Every free slot filled: more may be waiting, fetch again as soon as a slot frees.
-        if (jobs.length > 0 && jobs.length === free) continue;
+        // As many as asked for: more may be waiting, fetch again (once the loop has room).
+        if (jobs.length > 0 && jobs.length === wanted) continue;
       }
       if (this.#woken || this.#stopping) continue;
       await new Promise<void>((resolve) => {
