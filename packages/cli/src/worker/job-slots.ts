@@ -40,8 +40,6 @@ export interface SlotSettings {
   heartbeatSeconds: number;
   /** Errors of the loop, the listener and the heartbeat (the loop goes on). */
   onError: (error: Error) => void;
-  /** When the loop has room for more runs (default: `LoopAdmission` with its defaults). */
-  admission?: LoopAdmission;
 }
 
 /** Runs one job; resolves with the job's output (completes it) or throws (fails it). */
@@ -81,7 +79,7 @@ export class JobSlots<T> {
     this.#settings = settings;
     this.#run = run;
     this.#completions = new JobCompletions(boss);
-    this.#admission = settings.admission ?? new LoopAdmission();
+    this.#admission = new LoopAdmission();
   }
 
   /** Jobs held now. */

@@ -48,7 +48,7 @@ export const ADMISSION_DEFAULTS: AdmissionSettings = {
   batch: 16,
 };
 
-export const nodeLoopClock: LoopClockPort = {
+const nodeLoopClock: LoopClockPort = {
   now: () => performance.now(),
   busyMs: () => performance.eventLoopUtilization().active,
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -80,8 +80,8 @@ export class LoopAdmission {
     const clock = this.#clock;
     const started = clock.now();
     for (;;) {
-      const at = clock.now();
       if (running === 0 || stopping()) break;
+      const at = clock.now();
       const elapsed = at - this.#mark.at;
       if (elapsed >= windowMs) {
         const share = (clock.busyMs() - this.#mark.busy) / elapsed;

@@ -138,13 +138,13 @@ async function start(policy: ResolvedSandboxPolicy, binaries: ResolvedBinaries, 
       ...(binaries.bwrapPath !== undefined ? { bwrapPath: binaries.bwrapPath } : {}),
       ...(binaries.socatPath !== undefined ? { socatPath: binaries.socatPath } : {}),
     });
-    // The probe runs beside the rest of initialize (its dependency checks and the socat
-    // bridge, which waits up to 100 ms for its socket), not after it: a wrap reads only
-    // the configuration initialize installs before its first await, and an offline wrap
-    // waits for no proxy (one with a network waits for it inside the wrap). Its outcome
-    // counts only once initialize has succeeded; a configuration not yet installed here
-    // (another runtime version) means the probe runs after initialize, as before.
-    if (SandboxManager.getConfig() !== undefined) probe = runProbeFor(policy);
+    // Offline, the probe runs beside the rest of initialize (its dependency checks and the
+    // socat bridge, which waits up to 100 ms for its socket), not after it: a wrap reads
+    // only the configuration initialize installs before its first await, and an offline
+    // wrap uses no proxy. Its outcome counts only once initialize has succeeded. With a
+    // network (the wrap would read proxy ports not yet started), or a configuration not
+    // yet installed here (another runtime version), the probe runs after initialize.
+    if (offline(policy) && SandboxManager.getConfig() !== undefined) probe = runProbeFor(policy);
     await initialized;
   } catch (error) {
     if (probe !== undefined) {
