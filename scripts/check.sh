@@ -22,6 +22,7 @@ fi
 step "system packages" bash scripts/system-packages.sh
 step "build (tsc -b)" tsc -b
 step "vendor bundles (packages/cli/scripts/bundle-vendor.mjs)" node packages/cli/scripts/bundle-vendor.mjs
+step "package bundles (packages/cli/scripts/bundle-packages.mjs)" node packages/cli/scripts/bundle-packages.mjs
 step "typecheck (tsconfig.tests.json)" tsc -p tsconfig.tests.json
 step "lint (biome)" biome check --log-level=error --diagnostic-level=warn .
 # Bump lists go to stdout; a missing changeset is reported on stderr.

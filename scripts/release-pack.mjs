@@ -30,6 +30,8 @@ mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) if (name.endsWith(".tgz")) rmSync(join(out, name));
 // The CLI ships typebox and the Anthropic SDK bundled (packages/cli/src/vendor-bundles.ts).
 execFileSync(process.execPath, [join(root, "packages/cli/scripts/bundle-vendor.mjs")], { stdio: "pipe" });
+// Each package ships its own modules bundled too (packages/cli/src/package-bundles.ts).
+execFileSync(process.execPath, [join(root, "packages/cli/scripts/bundle-packages.mjs")], { stdio: "pipe" });
 for (const { dir } of manifests.values()) {
   execFileSync(pnpm[0], [...pnpm.slice(1), "pack", "--pack-destination", out], { cwd: dir, stdio: "pipe" });
 }

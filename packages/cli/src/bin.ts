@@ -3,7 +3,8 @@
  * Entry point of `rein`. `--version` answers before anything else loads (it is
  * what scripts and shell prompts call most); every other command first keeps V8's
  * young generation at its initial size, then loads main.ts, with typebox and the
- * Anthropic SDK from their bundles where the build made them (vendor-bundles.ts).
+ * Anthropic SDK from their bundles where the build made them (vendor-bundles.ts), and
+ * Rein's own packages from theirs (package-bundles.ts).
  *
  * No compile cache: Node's (`module.enableCompileCache()`) is V8 code that Node runs
  * in place of a module whose source length and CRC-32 it matches, kept in a folder
@@ -31,7 +32,11 @@ if ((first === "--version" || first === "-v") && rest.length === 0) {
   // young generation held small doubles the time spent in scavenges (docs/benchmarks.md,
   // "Concurrent runs per worker"); its growth is a fixed cost, not one per run.
   if (first !== "worker") setFlagsFromString("--semi-space-growth-factor=1");
-  const { useVendorBundles } = await import("./vendor-bundles.js");
+  const [{ useVendorBundles }, { usePackageBundles }] = await Promise.all([
+    import("./vendor-bundles.js"),
+    import("./package-bundles.js"),
+  ]);
   useVendorBundles();
+  usePackageBundles();
   await import("./main.js");
 }

@@ -14,12 +14,16 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { fileRunFor } from "../support/bundled-modules.js";
 import { plantForgedEntry } from "../support/forged-code-cache.js";
 import { cleanup, machineEnv, project, REIN_BIN, rein } from "../support/rein-process.js";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 /** The flag `rein` sets before it loads anything but `--version` (bin.ts): Node names the cache folder, and V8 checks code, by the flags. */
 const REIN_FLAGS = ["--semi-space-growth-factor=1"];
+/** The files Node runs for them: their packages' bundle files when the build bundled them (package-bundles.ts). */
+const PROGRAM = fileRunFor(join(repo, "packages/cli/dist/program.js"));
+const SHELL_ANALYSER = fileRunFor(join(repo, "packages/sdk/dist/shell/index.js"));
 const work = mkdtempSync(join(tmpdir(), "rein-compile-cache-forgery-"));
 afterAll(() => {
   cleanup();
@@ -84,7 +88,7 @@ function reinWithNodeCache(args: string[], cwd: string, nodeCache: string, marke
 describe("a forged compile cache entry never runs", () => {
   it("for a module every command loads at start (program.js), planted before the run", async () => {
     const p = place();
-    plantForgedEntry(p.nodeCache, join(repo, "packages/cli/dist/program.js"), REIN_FLAGS);
+    plantForgedEntry(p.nodeCache, PROGRAM, REIN_FLAGS);
     const dir = project({});
     const result = await rein(["--help"], dir, {
       env: { REIN_CACHE_DIR: p.cache, REIN_FORGED_MARKER: p.marker },
@@ -96,7 +100,7 @@ describe("a forged compile cache entry never runs", () => {
   it("for a module loaded mid-run (the shell analyser, at the first bash call), planted by an earlier tool call", async () => {
     const p = place();
     const staged = join(work, `staged-${count}`);
-    plantForgedEntry(staged, join(repo, "packages/sdk/dist/shell/index.js"), REIN_FLAGS);
+    plantForgedEntry(staged, SHELL_ANALYSER, REIN_FLAGS);
     const dir = project({ "rein.config.ts": midRunConfig, "plant.ts": PLANT_PLUGIN(staged, p.nodeCache) });
     const result = await rein(["run", "go"], dir, {
       env: { REIN_CACHE_DIR: p.cache, REIN_FORGED_MARKER: p.marker },
@@ -108,14 +112,14 @@ describe("a forged compile cache entry never runs", () => {
 
   it("control: the same forgeries run where Node's cache is on as Rein turned it on before, so the rows above test something", async () => {
     const start = place();
-    plantForgedEntry(start.nodeCache, join(repo, "packages/cli/dist/program.js"), REIN_FLAGS);
+    plantForgedEntry(start.nodeCache, PROGRAM, REIN_FLAGS);
     const started = reinWithNodeCache(["--help"], project({}), start.nodeCache, start.marker);
     expect(started.stdout).toContain("Usage: rein");
     expect(existsSync(start.marker), "read at start").toBe(true);
 
     const mid = place();
     const staged = join(work, `staged-${count}`);
-    plantForgedEntry(staged, join(repo, "packages/sdk/dist/shell/index.js"), REIN_FLAGS);
+    plantForgedEntry(staged, SHELL_ANALYSER, REIN_FLAGS);
     const project2 = project({
       "rein.config.ts": midRunConfig,
       "plant.ts": PLANT_PLUGIN(staged, mid.nodeCache),

@@ -7,7 +7,7 @@
  * writes `$REIN_FORGED_MARKER`: it exports what the real one exports, so the start
  * goes on and only the marker tells that it ran.
  */
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -35,7 +35,9 @@ function compileInto(dir: string, file: string, v8Flags: readonly string[]): str
     .join("");
   const script = `${flags}const m = require("node:module"); m.enableCompileCache(${JSON.stringify(dir)});
 import(${JSON.stringify(file)}).catch(() => {}).finally(() => m.flushCompileCache());`;
-  execFileSync(process.execPath, ["-e", script], {
+  // Its exit status does not matter (a bundle's entry runs the CLI, which exits 1 on
+  // `-e`'s arguments): Node flushes the cache at exit, and the check below needs it.
+  spawnSync(process.execPath, ["-e", script], {
     env: { ...process.env, NODE_COMPILE_CACHE: "" },
     stdio: "ignore",
   });
