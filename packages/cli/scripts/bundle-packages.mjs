@@ -20,37 +20,17 @@
 //   `dist/.tsbuildinfo` (a `tsc -b` that emits again makes the bundle stale, and it is
 //   then not used), the entry files it replaces and, for tools and tests, which bundle
 //   file holds each source module.
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 import { parseAst } from "rolldown/parseAst";
+import { importTarget, mergeIn } from "./bundle-output.mjs";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const only = [];
 for (let i = process.argv.indexOf("--only"); i > 0; i = process.argv.indexOf("--only", i + 1))
   only.push(process.argv[i + 1]);
-
-/** The file an `exports` target names for `import`. */
-function importTarget(target) {
-  if (typeof target === "string") return target;
-  for (const key of ["import", "default"]) {
-    if (target?.[key] !== undefined) {
-      const found = importTarget(target[key]);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
 
 const packageDirs = [
   ...readdirSync(join(repo, "packages")).map((name) => join(repo, "packages", name)),
@@ -107,15 +87,6 @@ function ownModuleUrl(code, own, where) {
   return result;
 }
 
-/** The files of a folder and their bytes, to tell an unchanged bundle from a new one. */
-function contents(dir) {
-  if (!existsSync(dir)) return undefined;
-  return readdirSync(dir)
-    .sort()
-    .map((f) => `${f}\0${readFileSync(join(dir, f), "latin1")}`)
-    .join("\0\0");
-}
-
 for (const root of packageDirs) {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   if (pkg.private || !pkg.name?.startsWith("@rein/") || pkg.exports === undefined) continue;
@@ -137,8 +108,7 @@ for (const root of packageDirs) {
   if (pkg.name === "@rein/cli") entries.main = "dist/main.js";
 
   const out = join(dist, "bundle");
-  // Staged beside the bundle and swapped in by rename, so a rein starting during a rebuild
-  // (the tests do) never finds half a bundle.
+  // Staged beside the bundle, moved in file by file (bundle-output.mjs).
   const next = join(dist, ".bundle-next");
   rmSync(next, { recursive: true, force: true });
   const result = await build({
@@ -155,6 +125,11 @@ for (const root of packageDirs) {
         resolveId: {
           order: "post",
           handler(id, importer) {
+            // A package's own `#imports` would resolve, from the bundle, to its dist/ files: a second copy.
+            if (id.startsWith("#"))
+              throw new Error(
+                `${pkg.name}: ${relative(root, importer ?? root)} imports ${id}; package imports cannot be bundled`,
+              );
             if (importer === undefined || isBare(id)) return null;
             const file = resolve(dirname(importer), id);
             if (!file.startsWith(dist + sep))
@@ -185,14 +160,6 @@ for (const root of packageDirs) {
     modules,
   };
   writeFileSync(join(next, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  if (contents(next) === contents(out)) rmSync(next, { recursive: true, force: true });
-  else {
-    const old = join(dist, ".bundle-old");
-    rmSync(old, { recursive: true, force: true });
-    mkdirSync(dirname(out), { recursive: true });
-    if (existsSync(out)) renameSync(out, old);
-    renameSync(next, out);
-    rmSync(old, { recursive: true, force: true });
-  }
+  mergeIn(next, out);
   console.log(`${pkg.name} ${pkg.version}: ${Object.keys(modules).length} modules in ${relative(repo, out)}`);
 }

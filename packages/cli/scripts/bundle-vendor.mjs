@@ -17,20 +17,12 @@
 //   entry): all three entries in one build, every module's top level kept.
 // - commander (7 modules; the CLI's command-line parser, only the CLI imports it):
 //   its root entry.
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { findPackageJSON } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "rolldown";
+import { importTarget, swapIn } from "./bundle-output.mjs";
 
 const cli = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const here = pathToFileURL(join(cli, "package.json")).href;
@@ -42,18 +34,6 @@ function packageRoot(name, parent) {
   const file = findPackageJSON(name, parent);
   if (!file || !existsSync(file)) throw new Error(`${name}: not found from ${parent}`);
   return realpathSync(dirname(file));
-}
-
-/** The file an `exports` target names for `import`, relative to the package root. */
-function importTarget(target) {
-  if (typeof target === "string") return target;
-  for (const key of ["import", "default"]) {
-    if (target?.[key] !== undefined) {
-      const found = importTarget(target[key]);
-      if (found) return found;
-    }
-  }
-  return undefined;
 }
 
 const PACKAGES = [
@@ -78,15 +58,6 @@ const PACKAGES = [
   },
   { name: "commander", parent: here, subpaths: ["."], platform: "node" },
 ];
-
-/** The files of a folder and their bytes, to tell an unchanged bundle from a new one. */
-function contents(dir) {
-  if (!existsSync(dir)) return undefined;
-  return readdirSync(dir)
-    .sort()
-    .map((f) => `${f}\0${readFileSync(join(dir, f), "latin1")}`)
-    .join("\0\0");
-}
 
 // Each bundle is built beside its folder and swapped in by rename only when it changed,
 // so a rein starting during a rebuild (the tests do) never finds half a bundle.
@@ -121,16 +92,7 @@ for (const { name, parent, subpaths, keepSideEffects, platform } of PACKAGES) {
     join(next, "manifest.json"),
     `${JSON.stringify({ package: name, version: pkg.version, files }, null, 2)}\n`,
   );
-  if (contents(next) === contents(out)) rmSync(next, { recursive: true, force: true });
-  else {
-    const old = join(dirname(vendor), ".vendor-old", name);
-    rmSync(old, { recursive: true, force: true });
-    mkdirSync(dirname(old), { recursive: true });
-    mkdirSync(dirname(out), { recursive: true });
-    if (existsSync(out)) renameSync(out, old);
-    renameSync(next, out);
-    rmSync(old, { recursive: true, force: true });
-  }
+  swapIn(next, out, join(dirname(vendor), ".vendor-old", name));
   console.log(`${name} ${pkg.version}: ${Object.keys(entries).length} entries bundled into ${out}`);
 }
 rmSync(join(dirname(vendor), ".vendor-next"), { recursive: true, force: true });

@@ -21,8 +21,11 @@
  *   package's `dist/.tsbuildinfo` when the bundle was built; a `tsc -b` that emitted
  *   since changes them, and the package then loads from its `dist/` files. (A published
  *   package ships no `.tsbuildinfo`: its bundle and files were packed together.)
- * - A URL with a query or a fragment (a fresh reload's) is never swapped; no bundle,
- *   an unreadable manifest or a Node without `registerHooks`: every file loads as is.
+ * - A fresh reload (`rein dev`, config/native-reload.ts) keeps its meaning: a file that a
+ *   reloaded module imports by path, outside any `node_modules`, is never swapped (the
+ *   reload hook, which runs before this one, then gives it a fresh URL, as unbundled);
+ *   nor is a URL with a query or a fragment. No bundle, an unreadable manifest or a Node
+ *   without `registerHooks`: every file loads as is.
  */
 import { readFileSync, statSync } from "node:fs";
 import module from "node:module";
@@ -55,6 +58,18 @@ export function packageBundleRedirect(url: string, manifestAt: ManifestAt): stri
   const file = decodeURIComponent(url.slice(at + 1));
   const target = Object.hasOwn(manifest.files, file) ? manifest.files[file] : undefined;
   return target === undefined ? undefined : `${root}${DIST}bundle/${encodeURIComponent(target)}`;
+}
+
+/**
+ * Whether a fresh reload reached `url`: imported by path from a module loaded under a
+ * reload's URL (one with a query), outside any `node_modules` (native-reload.ts's rule).
+ */
+export function reachedByReload(specifier: string, parentURL: string | undefined, url: string): boolean {
+  return (
+    parentURL?.includes("?") === true &&
+    /^(\.{1,2}(\/|$)|\/|file:)/.test(specifier) &&
+    !url.includes("/node_modules/")
+  );
 }
 
 const isManifest = (value: unknown): value is PackageBundleManifest => {
@@ -100,7 +115,7 @@ export function readPackageBundle(rootUrl: string): PackageBundleManifest | unde
   }
 }
 
-/** Registers the hook (once per process), the manifests read once per package root. */
+/** Registers the hook (bin.ts, once); each package root's manifest is read once. */
 export function usePackageBundles(manifestAt: ManifestAt = readPackageBundle): void {
   const register = (module as { registerHooks?: typeof module.registerHooks }).registerHooks;
   if (typeof register !== "function") return;
@@ -112,6 +127,7 @@ export function usePackageBundles(manifestAt: ManifestAt = readPackageBundle): v
   register({
     resolve(specifier, context, nextResolve) {
       const resolved = nextResolve(specifier, context);
+      if (reachedByReload(specifier, context.parentURL, resolved.url)) return resolved;
       const url = packageBundleRedirect(resolved.url, cached);
       return url ? { ...resolved, url, format: "module" } : resolved;
     },

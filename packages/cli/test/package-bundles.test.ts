@@ -8,6 +8,8 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import {
+  appendFileSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -23,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type PackageBundleManifest,
   packageBundleRedirect,
+  reachedByReload,
   readPackageBundle,
 } from "../src/package-bundles.js";
 import { cacheRoot, machineEnv, REIN_BIN } from "./support/rein-process.js";
@@ -70,6 +73,37 @@ describe("which resolved files are swapped", () => {
       "node:fs",
     ])
       expect(packageBundleRedirect(url, at), url).toBeUndefined();
+  });
+});
+
+describe("a fresh reload keeps its meaning (rein dev)", () => {
+  it("a file a reloaded module imports by path, outside node_modules, is left to the reload hook", () => {
+    const parent = "file:///work/project/plugin.mjs?rein-reload=3";
+    expect(
+      reachedByReload("../packages/sdk/dist/index.js", parent, "file:///work/packages/sdk/dist/index.js"),
+    ).toBe(true);
+    expect(
+      reachedByReload("/work/packages/sdk/dist/index.js", parent, "file:///work/packages/sdk/dist/index.js"),
+    ).toBe(true);
+  });
+
+  it("not a bare import (one copy of @rein/sdk), a package under node_modules, or an import outside a reload", () => {
+    const parent = "file:///work/project/plugin.mjs?rein-reload=3";
+    expect(reachedByReload("@rein/sdk", parent, "file:///work/packages/sdk/dist/index.js")).toBe(false);
+    expect(
+      reachedByReload(
+        "./node_modules/@rein/sdk/dist/index.js",
+        parent,
+        "file:///work/project/node_modules/@rein/sdk/dist/index.js",
+      ),
+    ).toBe(false);
+    expect(
+      reachedByReload(
+        "./dist/index.js",
+        "file:///work/packages/sdk/x.js",
+        "file:///work/packages/sdk/dist/index.js",
+      ),
+    ).toBe(false);
   });
 });
 
@@ -195,5 +229,52 @@ process.on("exit", () => process.stderr.write("\\nLOADED " + JSON.stringify(load
       );
       expect(twice, root).toEqual([]);
     }
+  });
+});
+
+describe("a project's own copy of a Rein package, bundle included, is the project's code", () => {
+  it("its bundle file loads only with the bytes `rein trust` recorded", () => {
+    execFileSync(process.execPath, [SCRIPT, "--only", "@rein/plugin-guard"], { stdio: "pipe" });
+    const dir = join(work, "trusting-project");
+    const guard = join(dir, "node_modules/@rein/plugin-guard");
+    mkdirSync(guard, { recursive: true });
+    // A real copy inside the project (as `npm install` puts it), not Rein's own install.
+    cpSync(join(REPO, "packages/plugins/plugin-guard/package.json"), join(guard, "package.json"));
+    cpSync(join(REPO, "packages/plugins/plugin-guard/dist"), join(guard, "dist"), { recursive: true });
+    rmSync(join(guard, "dist/.tsbuildinfo"), { force: true });
+    symlinkSync(join(REPO, "packages/sdk"), join(dir, "node_modules/@rein/sdk"));
+    writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
+    writeFileSync(
+      join(dir, "rein.config.mjs"),
+      `export default { model: { script: ["# ok"] }, plugins: [["@rein/plugin-guard", { perRun: { maxTurns: 5 } }]] };\n`,
+    );
+    const env = {
+      ...process.env,
+      NO_COLOR: "1",
+      REIN_CACHE_DIR: cacheRoot,
+      ...machineEnv,
+      REIN_TRUST_PROJECT: "",
+      XDG_CONFIG_HOME: join(work, "trusting-config"),
+    };
+    const run = () =>
+      spawnSync(process.execPath, [REIN_BIN, "run", "go"], {
+        cwd: dir,
+        encoding: "utf8",
+        env,
+        timeout: 60_000,
+      });
+    const trusted = spawnSync(process.execPath, [REIN_BIN, "trust", "--yes"], {
+      cwd: dir,
+      encoding: "utf8",
+      env,
+    });
+    expect(trusted.status, trusted.stderr).toBe(0);
+    const ok = run();
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain("ok");
+    appendFileSync(join(guard, "dist/bundle/index.mjs"), "\n// changed after trust\n");
+    const refused = run();
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("dist/bundle/index.mjs");
   });
 });
