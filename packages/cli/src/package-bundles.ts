@@ -17,6 +17,8 @@
  * - One copy: a package's entries are one build with shared chunks, and every bare
  *   import in it resolves through Node (and this hook) again, so the CLI's and a
  *   plugin's `import "@rein/sdk"` reach the same bundle file.
+ * - The swapped-in URL is canonical: a manifest whose bundle folder or entry file is a
+ *   symlink is not used.
  * - A stale bundle is never used: the manifest holds the size and mtime of the
  *   package's `dist/.tsbuildinfo` when the bundle was built; a `tsc -b` that emitted
  *   since changes them, and the package then loads from its `dist/` files. (A published
@@ -27,7 +29,7 @@
  *   nor is a URL with a query or a fragment. No bundle, an unreadable manifest or a Node
  *   without `registerHooks`: every file loads as is.
  */
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
 
@@ -103,6 +105,11 @@ export function readPackageBundle(rootUrl: string): PackageBundleManifest | unde
       version?: unknown;
     };
     if (pkg.name !== manifest.package || pkg.version !== manifest.version) return undefined;
+    // One canonical path: the swapped-in URL is not resolved again, so neither the bundle
+    // folder nor an entry file may be a symlink (the chunks they import are resolved by Node).
+    if (realpathSync(`${root}/dist/bundle`) !== `${root}/dist/bundle`) return undefined;
+    for (const file of Object.values(manifest.files))
+      if (!lstatSync(`${root}/dist/bundle/${file}`).isFile()) return undefined;
     const built = statSync(`${root}/dist/.tsbuildinfo`, { throwIfNoEntry: false });
     if (
       built !== undefined &&

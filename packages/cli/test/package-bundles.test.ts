@@ -128,6 +128,8 @@ describe("which manifests count", () => {
       join(root, "dist/bundle/manifest.json"),
       JSON.stringify(options.manifest ?? manifest({ stamp })),
     );
+    for (const file of ["index.mjs", "shell.mjs"])
+      writeFileSync(join(root, "dist/bundle", file), "export {};\n");
     return root;
   }
   const read = (root: string) => readPackageBundle(pathToFileURL(root).href);
@@ -148,6 +150,19 @@ describe("which manifests count", () => {
     writeFileSync(join(rewritten, "dist/.tsbuildinfo"), '{"x":1}');
     utimesSync(join(rewritten, "dist/.tsbuildinfo"), 1_700_000_000, 1_700_000_000);
     expect(read(rewritten)).toBeUndefined();
+  });
+
+  it("not when the bundle folder or an entry file is a symlink (the swapped-in URL is never resolved again)", () => {
+    const elsewhere = pkg();
+    const linkedFolder = pkg();
+    rmSync(join(linkedFolder, "dist/bundle"), { recursive: true });
+    symlinkSync(join(elsewhere, "dist/bundle"), join(linkedFolder, "dist/bundle"));
+    expect(read(elsewhere)?.package).toBe("@rein/sdk");
+    expect(read(linkedFolder)).toBeUndefined();
+    const linkedEntry = pkg();
+    rmSync(join(linkedEntry, "dist/bundle/shell.mjs"));
+    symlinkSync(join(elsewhere, "dist/bundle/shell.mjs"), join(linkedEntry, "dist/bundle/shell.mjs"));
+    expect(read(linkedEntry)).toBeUndefined();
   });
 
   it("not for another version, another name, a package outside @rein/, or a malformed manifest", () => {
